@@ -1,0 +1,115 @@
+"""The ``logsig`` command line: run, scan, schema, config show, catalog check|test|lint, explain.
+
+Exit codes: 0 success; 1 a check found problems (catalog check/test/lint); 2 bad usage, settings
+or catalog (the message says which key, file or record).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import orjson
+import yaml
+
+from logsig import __version__
+from logsig.cli import catalog as catalog_cmd
+from logsig.config import Settings, load_settings, masked_dump
+from logsig.errors import LogsigError
+from logsig.matchers.catalog import Catalog, load_catalog
+from logsig.matchers.engine import Engine
+from logsig.matchers.incident import incident_json_schema
+
+
+def _add_catalog_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--catalog", action="append", default=[], metavar="PATH",
+                        help="extra catalog file or directory (repeatable), added to the built-in one")
+    parser.add_argument("--no-builtin", action="store_true", help="do not load the built-in catalog")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="logsig", description=__doc__.splitlines()[0])
+    parser.add_argument("--version", action="version", version=f"logsig {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+    run = sub.add_parser("run", help="run the daemon: Kafka in, incidents out")
+    run.add_argument("--config", type=Path, help="settings YAML file")
+    _add_catalog_args(run)
+    scan = sub.add_parser("scan", help="run the pipeline over files or stdin, incidents to stdout")
+    scan.add_argument("files", nargs="*", default=[], help="input files, one record per line (- for stdin)")
+    scan.add_argument("--config", type=Path, help="settings YAML file (decode and matching sections)")
+    _add_catalog_args(scan)
+    sub.add_parser("schema", help="print the incident event's JSON Schema")
+    config = sub.add_parser("config", help="settings")
+    config_sub = config.add_subparsers(dest="config_command", required=True)
+    show = config_sub.add_parser("show", help="print the effective settings, secrets masked")
+    show.add_argument("--config", type=Path, help="settings YAML file")
+    catalog_cmd.add_parsers(sub, _add_catalog_args)
+    return parser
+
+
+def _catalog(settings: Settings, args: argparse.Namespace) -> Catalog:
+    paths = [*settings.catalog.paths, *map(Path, args.catalog)]
+    return load_catalog(paths, builtin=settings.catalog.builtin and not args.no_builtin)
+
+
+def _cmd_scan(args: argparse.Namespace) -> int:
+    from logsig.pipeline import Pipeline
+    from logsig.scan import scan
+
+    settings = load_settings(args.config)
+    engine = Engine(_catalog(settings, args).signatures, max_message_bytes=settings.matching.max_message_bytes)
+    pipeline = Pipeline(engine, settings.decode)
+    try:
+        scan(pipeline, args.files, sys.stdout.buffer, sys.stderr)
+    except OSError as error:
+        print(f"logsig: {error}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from logsig.daemon.runner import run_daemon
+
+    settings = load_settings(args.config)
+    extra = [Path(p) for p in args.catalog]
+    if extra or args.no_builtin:
+        catalog = settings.catalog.model_copy(update={
+            "paths": [*settings.catalog.paths, *extra],
+            "builtin": settings.catalog.builtin and not args.no_builtin})
+        settings = settings.model_copy(update={"catalog": catalog})
+    return run_daemon(settings)
+
+
+def _cmd_schema(_: argparse.Namespace) -> int:
+    sys.stdout.buffer.write(orjson.dumps(incident_json_schema(), option=orjson.OPT_INDENT_2) + b"\n")
+    return 0
+
+
+def _cmd_config(args: argparse.Namespace) -> int:
+    settings = load_settings(args.config)
+    sys.stdout.write(yaml.safe_dump(masked_dump(settings), sort_keys=False))
+    return 0
+
+
+COMMANDS = {"scan": _cmd_scan, "run": _cmd_run, "schema": _cmd_schema, "config": _cmd_config,
+            **catalog_cmd.COMMANDS}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``logsig`` console script; returns the exit code."""
+    args = _parser().parse_args(argv)
+    try:
+        return COMMANDS[args.command](args)
+    except LogsigError as error:
+        print(f"logsig: {error}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        return 0
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

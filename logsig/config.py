@@ -1,0 +1,180 @@
+"""Settings: one root :class:`Settings` of nested sections (pydantic-settings).
+
+Sources, highest priority first: environment variables (``LOGSIG_`` prefix, ``__`` between
+nested keys, e.g. ``LOGSIG_KAFKA__BOOTSTRAP_SERVERS``), then the YAML file given to
+``logsig run --config FILE``, then the defaults below. Unknown keys are rejected with a message
+that names the key. ``logsig config show`` prints the effective settings with secrets masked.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    YamlConfigSettingsSource,
+)
+
+from logsig.decode.settings import DecodeSettings
+from logsig.errors import ConfigError
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class KafkaSettings(_Section):
+    """Where records come from and where incidents go (Kafka's own terms)."""
+
+    bootstrap_servers: str = Field("127.0.0.1:9092", description="Comma-separated host:port list.")
+    group_id: str = Field("logsig", description="Consumer group; replicas with one group_id share partitions.")
+    topics: list[str] = Field(default_factory=lambda: ["inference-logs"], description="Input topics.")
+    auto_offset_reset: Literal["earliest", "latest"] = Field(
+        "earliest", description="Where a group with no committed offset starts.")
+    output_topic: str = Field("logsig-incidents", description="Topic incident events are produced to.")
+    dead_letter_topic: str = Field("logsig-dead-letters", description="Topic undecodable records go to.")
+    client_id: str = Field("logsig", description="Kafka client.id of the consumer and producer.")
+    security_protocol: Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"] = Field(
+        "PLAINTEXT", description="Kafka security.protocol.")
+    sasl_mechanism: Literal["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"] | None = Field(
+        None, description="SASL mechanism when security_protocol is SASL_*.")
+    sasl_username: str | None = Field(None, description="SASL user name.")
+    sasl_password: SecretStr | None = Field(None, description="SASL password (masked in `config show`).")
+    ssl_cafile: Path | None = Field(None, description="CA bundle (PEM) for SSL/SASL_SSL.")
+    max_poll_records: int = Field(1000, ge=1, description="Most records taken per batch (records).")
+    fetch_timeout_ms: int = Field(500, ge=1, description="Longest wait for a batch (milliseconds).")
+    session_timeout_ms: int = Field(30000, ge=1000, description="Consumer group session timeout (milliseconds).")
+    max_poll_interval_ms: int = Field(300000, ge=1000, description="Longest gap between polls (milliseconds).")
+    retry_backoff_max_seconds: float = Field(
+        30.0, gt=0, description="Upper bound of the backoff while the broker is unreachable (seconds).")
+    linger_ms: int = Field(5, ge=0, description="Producer linger (milliseconds).")
+
+    @model_validator(mode="after")
+    def _sasl_complete(self) -> KafkaSettings:
+        if self.security_protocol.startswith("SASL") and not (self.sasl_mechanism and self.sasl_username):
+            raise ValueError(
+                f"security_protocol={self.security_protocol} needs sasl_mechanism and sasl_username "
+                f"(got sasl_mechanism={self.sasl_mechanism}, sasl_username={self.sasl_username})")
+        return self
+
+
+class HttpSettings(_Section):
+    """The HTTP endpoint serving /metrics, /healthz and /readyz."""
+
+    host: str = Field("0.0.0.0", description="Listen address.")
+    port: int = Field(9464, ge=0, le=65535, description="Listen port (0 picks a free one).")
+
+
+class CatalogSettings(_Section):
+    """Which signatures are loaded."""
+
+    builtin: bool = Field(True, description="Load the built-in catalog shipped with logsig.")
+    paths: list[Path] = Field(default_factory=list, description="Extra catalog files or directories.")
+    reload_interval_seconds: float = Field(
+        0.0, ge=0, description="Check the catalog files for changes this often (seconds; 0 = never).")
+
+
+class MatchingSettings(_Section):
+    """The matching engine."""
+
+    max_message_bytes: int = Field(
+        65536, ge=1024, description="Longer messages are matched on a head and tail window (bytes).")
+
+
+class MetricsSettings(_Section):
+    """Prometheus labels of logsig_signature_matches_total."""
+
+    source_labels: list[Literal["cluster", "namespace", "node", "container"]] = Field(
+        default_factory=lambda: ["cluster", "namespace"],
+        description="Source fields added as labels to the per-signature counter.")
+    max_label_sets_per_signature: int = Field(
+        200, ge=1, description="Distinct source-label sets per signature before values become 'other'.")
+
+
+class AlertmanagerSettings(_Section):
+    """The optional Alertmanager sink."""
+
+    enabled: bool = Field(False, description="Post each incident to Alertmanager as an alert.")
+    url: str = Field("http://127.0.0.1:9093", description="Alertmanager base URL.")
+    resolve_after_seconds: float = Field(
+        300.0, gt=0, description="An alert ends this long after its last match (seconds).")
+    queue_size: int = Field(1000, ge=1, description="Incidents waiting to be posted before new ones are dropped.")
+    timeout_seconds: float = Field(5.0, gt=0, description="HTTP timeout of one post (seconds).")
+    max_retries: int = Field(5, ge=0, description="Retries of one post, with exponential backoff.")
+
+
+class LoggingSettings(_Section):
+    """logsig's own logs (structlog, to stderr)."""
+
+    level: Literal["debug", "info", "warning", "error"] = Field("info", description="Lowest level written.")
+    format: Literal["auto", "json", "console"] = Field(
+        "auto", description="json, console, or auto (console when stderr is a terminal).")
+
+
+class Settings(BaseSettings):
+    """Every setting of logsig; see ``deploy/logsig.example.yaml`` for a commented example."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="LOGSIG_", env_nested_delimiter="__", extra="forbid", yaml_file=None)
+
+    kafka: KafkaSettings = Field(default_factory=KafkaSettings)  # type: ignore[arg-type]
+    http: HttpSettings = Field(default_factory=HttpSettings)  # type: ignore[arg-type]
+    catalog: CatalogSettings = Field(default_factory=CatalogSettings)  # type: ignore[arg-type]
+    matching: MatchingSettings = Field(default_factory=MatchingSettings)  # type: ignore[arg-type]
+    decode: DecodeSettings = Field(default_factory=DecodeSettings)
+    metrics: MetricsSettings = Field(default_factory=MetricsSettings)  # type: ignore[arg-type]
+    alertmanager: AlertmanagerSettings = Field(default_factory=AlertmanagerSettings)  # type: ignore[arg-type]
+    logging: LoggingSettings = Field(default_factory=LoggingSettings)  # type: ignore[arg-type]
+    shutdown_timeout_seconds: float = Field(
+        20.0, gt=0, description="Longest drain on SIGTERM before giving up (seconds).")
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return (init_settings, env_settings, YamlConfigSettingsSource(settings_cls))
+
+
+def _format_error(error: ValidationError, path: Path | None) -> str:
+    where = f" in {path}" if path else ""
+    lines = []
+    for err in error.errors():
+        key = ".".join(str(p) for p in err["loc"]) or "(root)"
+        msg = "unknown key" if err["type"] == "extra_forbidden" else err["msg"]
+        lines.append(f"  {key}: {msg}")
+    return f"invalid settings{where}:\n" + "\n".join(lines)
+
+
+def load_settings(path: Path | str | None = None, **overrides: Any) -> Settings:
+    """Settings from ``path`` (YAML), the environment and ``overrides`` (highest priority).
+
+    Raises:
+        ConfigError: the file is missing or not YAML, or a key is unknown or invalid (named).
+    """
+    file = Path(path) if path is not None else None
+    if file is not None and not file.is_file():
+        raise ConfigError(f"settings file not found: {file}")
+    cls = Settings
+    if file is not None:
+        config = SettingsConfigDict(**{**Settings.model_config, "yaml_file": file})  # type: ignore[typeddict-item]
+        cls = type("Settings", (Settings,), {"model_config": config})
+    try:
+        return cls(**overrides)
+    except ValidationError as error:
+        raise ConfigError(_format_error(error, file)) from error
+    except (OSError, ValueError) as error:
+        raise ConfigError(f"cannot read settings file {file}: {error}") from error
+
+
+def masked_dump(settings: Settings) -> dict[str, Any]:
+    """The effective settings as plain data, secrets shown as ``**********``."""
+    return settings.model_dump(mode="json")

@@ -1,0 +1,54 @@
+"""HTTP endpoint: ``/metrics`` (Prometheus text format), ``/healthz`` (alive), ``/readyz`` (ready)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from aiohttp import web
+from prometheus_client import CollectorRegistry
+from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
+
+
+class HttpServer:
+    """Serves the endpoints on ``host:port``; ``ready()`` returns None when ready, else the reason."""
+
+    def __init__(self, registry: CollectorRegistry, ready: Callable[[], str | None], host: str, port: int) -> None:
+        self._registry, self._ready = registry, ready
+        self.host, self.port = host, port
+        self._runner: web.AppRunner | None = None
+
+    def _app(self) -> web.Application:
+        app = web.Application()
+        app.router.add_get("/metrics", self._metrics)
+        app.router.add_get("/healthz", self._healthz)
+        app.router.add_get("/readyz", self._readyz)
+        return app
+
+    async def _metrics(self, _: web.Request) -> web.Response:
+        body = generate_latest(self._registry)
+        return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE_LATEST})
+
+    async def _healthz(self, _: web.Request) -> web.Response:
+        return web.Response(text="ok\n")
+
+    async def _readyz(self, _: web.Request) -> web.Response:
+        reason = self._ready()
+        if reason is None:
+            return web.Response(text="ready\n")
+        return web.Response(status=503, text=f"not ready: {reason}\n")
+
+    async def start(self) -> None:
+        """Listen. Raises: OSError if the port cannot be bound."""
+        self._runner = web.AppRunner(self._app(), access_log=None)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, self.host, self.port)
+        await site.start()
+        server = site._server
+        if self.port == 0 and server is not None:
+            self.port = server.sockets[0].getsockname()[1]
+
+    async def stop(self) -> None:
+        """Stop listening."""
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None

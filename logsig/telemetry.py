@@ -1,0 +1,138 @@
+"""Prometheus metrics: the only module that imports prometheus_client.
+
+Names follow the Prometheus naming practices (``logsig_<noun>_<unit>_total`` for counters, base
+units). Every known label value is pre-initialised to 0 so the first increase is visible. The
+registry is injected so tests can read samples with ``registry.get_sample_value``.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
+from logsig import __version__
+from logsig.matchers.signature import Signature
+from logsig.records import FAILURE_REASONS, Source
+
+OVERFLOW = "other"
+LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
+
+
+class Metrics:
+    """All of logsig's metrics on one registry.
+
+    source_labels: the source fields added as labels to ``logsig_signature_matches_total``;
+    max_label_sets: distinct source-label sets per signature before values become ``other``.
+    """
+
+    def __init__(self, registry: CollectorRegistry, source_labels: Sequence[str] = ("cluster", "namespace"),
+                 max_label_sets: int = 200) -> None:
+        self.registry = registry
+        self.source_labels = tuple(source_labels)
+        self.max_label_sets = max_label_sets
+        self._seen_sets: dict[str, set[tuple[str, ...]]] = defaultdict(set)
+        self._sig_labels: dict[str, tuple[str, str]] = {}
+        r = registry
+        self.matches = Counter("logsig_signature_matches", "Messages matched, per signature.",
+                               ["signature_id", "category", "domain", *self.source_labels], registry=r)
+        self.label_overflow = Counter("logsig_label_overflow", "Matches whose source labels were capped to 'other'.",
+                                      ["signature_id"], registry=r)
+        self.records_consumed = Counter("logsig_records_consumed", "Records read from a source.", ["topic"], registry=r)
+        self.bytes_consumed = Counter("logsig_records_consumed_bytes", "Bytes of record values read.", ["topic"],
+                                      registry=r)
+        self.records_failed = Counter("logsig_records_failed", "Records that could not be decoded.", ["reason"],
+                                      registry=r)
+        self.dead_letters = Counter("logsig_dead_letters", "Records written to the dead-letter topic.", ["reason"],
+                                    registry=r)
+        self.incidents = Counter("logsig_incidents_emitted", "Incident events delivered, per sink.", ["sink"],
+                                 registry=r)
+        self.incidents_dropped = Counter("logsig_incidents_dropped", "Incident events a sink gave up on.",
+                                         ["sink", "reason"], registry=r)
+        self.truncated = Counter("logsig_messages_truncated", "Messages matched on a bounded window.", registry=r)
+        self.match_seconds = Counter("logsig_match_seconds", "Seconds spent in a signature's own regex (phase two).",
+                                     ["signature_id"], registry=r)
+        self.lag = Gauge("logsig_consumer_lag_records", "Records behind the partition's high watermark.",
+                         ["topic", "partition"], registry=r)
+        self.partitions = Gauge("logsig_partitions_assigned", "Partitions assigned to this replica.", registry=r)
+        self.latency = Histogram("logsig_processing_latency_seconds",
+                                 "Record timestamp to incident acknowledged by the sink (seconds).",
+                                 buckets=LATENCY_BUCKETS, registry=r)
+        self.catalog_size = Gauge("logsig_catalog_signatures", "Signatures in the loaded catalog.", registry=r)
+        self.reload_success = Gauge("logsig_catalog_reload_success", "1 if the last catalog (re)load succeeded.",
+                                    registry=r)
+        self.reload_time = Gauge("logsig_catalog_last_reload_timestamp_seconds",
+                                 "Unix time of the last catalog (re)load attempt.", registry=r)
+        self.reloads = Counter("logsig_catalog_reloads", "Catalog (re)loads by result.", ["result"], registry=r)
+        self.last_record = Gauge("logsig_last_record_timestamp_seconds",
+                                 "Timestamp of the last processed record (Unix seconds).", registry=r)
+        build = Gauge("logsig_build_info", "Build information; the value is 1.", ["version"], registry=r)
+        build.labels(version=__version__).set(1)
+        for reason in FAILURE_REASONS:
+            self.records_failed.labels(reason=reason)
+            self.dead_letters.labels(reason=reason)
+        for result in ("success", "failure"):
+            self.reloads.labels(result=result)
+        self._phase_two_seen: dict[str, float] = {}
+
+    def init_sinks(self, sinks: Iterable[str]) -> None:
+        """Pre-initialise the per-sink counters."""
+        for sink in sinks:
+            self.incidents.labels(sink=sink)
+
+    def init_topics(self, topics: Iterable[str]) -> None:
+        """Pre-initialise the per-topic counters."""
+        for topic in topics:
+            self.records_consumed.labels(topic=topic)
+            self.bytes_consumed.labels(topic=topic)
+
+    def set_catalog(self, signatures: Sequence[Signature], *, now: float) -> None:
+        """Record a successful (re)load and pre-initialise every signature's counter to 0."""
+        for sig in signatures:
+            self._sig_labels[sig.id] = (sig.category, sig.domain)
+            empty = ("",) * len(self.source_labels)
+            self.matches.labels(sig.id, sig.category, sig.domain, *empty)
+            self.match_seconds.labels(signature_id=sig.id)
+        self.catalog_size.set(len(signatures))
+        self.reload_success.set(1)
+        self.reload_time.set(now)
+        self.reloads.labels(result="success").inc()
+
+    def catalog_failed(self, *, now: float) -> None:
+        """Record a failed catalog reload (the old catalog keeps running)."""
+        self.reload_success.set(0)
+        self.reload_time.set(now)
+        self.reloads.labels(result="failure").inc()
+
+    def count_match(self, signature_id: str, source: Source) -> None:
+        """Count one match of ``signature_id`` from ``source``, capping distinct label sets."""
+        category, domain = self._sig_labels.get(signature_id, ("", ""))
+        values = tuple(getattr(source, name) or "" for name in self.source_labels)
+        seen = self._seen_sets[signature_id]
+        if values not in seen:
+            if len(seen) >= self.max_label_sets:
+                self.label_overflow.labels(signature_id=signature_id).inc()
+                values = (OVERFLOW,) * len(values)
+            else:
+                seen.add(values)
+        self.matches.labels(signature_id, category, domain, *values).inc()
+
+    def add_phase_two(self, cumulative: Mapping[str, float]) -> None:
+        """Export the engine's cumulative per-signature phase-two seconds as counter increments."""
+        for sig_id, total in cumulative.items():
+            delta = total - self._phase_two_seen.get(sig_id, 0.0)
+            if delta > 0:
+                self.match_seconds.labels(signature_id=sig_id).inc(delta)
+                self._phase_two_seen[sig_id] = total
+
+    def forget_partition(self, topic: str, partition: int) -> None:
+        """Drop the lag series of a partition this replica no longer owns."""
+        try:
+            self.lag.remove(topic, str(partition))
+        except KeyError:
+            pass
+
+    def reset_phase_two(self) -> None:
+        """Forget the engine's totals (call when a new engine replaces the old one)."""
+        self._phase_two_seen.clear()
