@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from datetime import date
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -117,7 +117,7 @@ class Signature(BaseModel):
     verification_tier: str | None = None
     confidence: float = Field(default=0.0, ge=0.0, le=1.0)
     fix_success_rate: float | None = Field(default=None, ge=0.0, le=1.0)
-    resolvable: Literal["yes", "partial", "no"] | str | None = None
+    resolvable: str | None = None
     first_seen: date | None = None
     last_confirmed: date | None = None
     last_updated: date | None = None
@@ -137,6 +137,14 @@ class Signature(BaseModel):
     def _regex_not_empty(cls, value: str) -> str:
         if not value.strip():
             raise ValueError("regex is empty")
+        return value
+
+    @field_validator("resolvable", mode="before")
+    @classmethod
+    def _yaml_yes_no(cls, value: Any) -> Any:
+        """YAML 1.1 reads an unquoted ``yes``/``no`` as a boolean; take it back as the word."""
+        if isinstance(value, bool):
+            return "yes" if value else "no"
         return value
 
     @property

@@ -1,0 +1,38 @@
+"""Delivery rules: keys, dead-letter records and commit offsets."""
+
+from logsig.daemon.delivery import committable, dead_letter_record, next_offsets
+from logsig.records import DecodeFailure, Origin, RawRecord
+
+
+def _record(offset: int, partition: int = 0, value: bytes = b"x") -> RawRecord:
+    return RawRecord(value=value, origin=Origin(topic="t", partition=partition, offset=offset, timestamp_ms=5),
+                     key=b"k", headers=(("h", b"v"),))
+
+
+class TestOffsets:
+    def test_next_offsets_is_one_past_the_highest(self) -> None:
+        """Each partition's next offset follows its highest record."""
+        records = [_record(3), _record(9), _record(4), _record(1, partition=1)]
+        assert {("t", 0): 10, ("t", 1): 2} == next_offsets(records)
+
+    def test_committable_is_capped_by_held_groups(self) -> None:
+        """A record held in an open multi-line group caps the commit at its offset."""
+        delivered = {("t", 0): 10, ("t", 1): 5}
+        assert {("t", 0): 6, ("t", 1): 5} == committable(delivered, {("t", 0): 6}, {("t", 0), ("t", 1)})
+
+    def test_committable_skips_unassigned_partitions(self) -> None:
+        """Offsets of partitions no longer assigned are not committed."""
+        assert {} == committable({("t", 0): 10}, {}, {("t", 1)})
+
+
+class TestDeadLetter:
+    def test_keeps_original_and_adds_reason_headers(self) -> None:
+        """Key, value, headers and timestamp survive; logsig headers name reason and coordinates."""
+        raw = _record(42, value=b"\xff\xfe")
+        out = dead_letter_record(DecodeFailure(reason="not_utf8", detail="bad byte", record=raw), "dlq")
+        headers = dict(out.headers)
+        assert ("dlq", b"\xff\xfe", b"k", 5) == (out.topic, out.value, out.key, out.timestamp_ms)
+        assert b"v" == headers["h"]
+        assert (b"not_utf8", b"t", b"0", b"42") == (
+            headers["logsig.reason"], headers["logsig.source.topic"],
+            headers["logsig.source.partition"], headers["logsig.source.offset"])

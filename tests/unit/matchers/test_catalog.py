@@ -1,0 +1,71 @@
+"""Catalog loading: layers, sidecars, and problems reported all at once."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from logsig.errors import CatalogError
+from logsig.matchers.catalog import load_catalog
+
+SEED_ID = "llm/vllm-cuda-oom-during-prefill"
+
+
+def _record(sig_id: str, regex: str = "boom") -> dict[str, object]:
+    return {"id": sig_id, "signature": "boom", "regex": regex, "category": "runtime_error"}
+
+
+class TestLoadCatalog:
+    def test_builtin_catalog_has_the_seed(self) -> None:
+        """The seed signature ships in the built-in catalog."""
+        assert SEED_ID in load_catalog().by_id()
+
+    def test_directory_is_searched_recursively(self, tmp_path: Path) -> None:
+        """YAML and JSON files under nested folders are loaded, one record or a list each."""
+        (tmp_path / "a" / "b").mkdir(parents=True)
+        (tmp_path / "a" / "one.json").write_text(json.dumps(_record("t/one")))
+        (tmp_path / "a" / "b" / "two.yaml").write_text("- id: t/two\n  signature: s\n  regex: x\n"
+                                                      "- id: t/three\n  signature: s\n  regex: y\n")
+        ids = {s.id for s in load_catalog([tmp_path], builtin=False).signatures}
+        assert {"t/one", "t/two", "t/three"} == ids
+
+    def test_user_record_overrides_builtin_by_id(self, tmp_path: Path) -> None:
+        """A user record with a built-in id replaces the built-in record."""
+        (tmp_path / "o.json").write_text(json.dumps(_record(SEED_ID, "my own regex")))
+        assert "my own regex" == load_catalog([tmp_path]).by_id()[SEED_ID].regex
+
+    def test_every_problem_is_reported_with_file_id_and_field(self, tmp_path: Path) -> None:
+        """Bad regex, empty regex, bad rate and duplicate id are all listed in one error."""
+        bad = tmp_path / "bad.json"
+        bad.write_text(json.dumps([
+            _record("t/unbalanced", "(oops"),
+            _record("t/empty", ""),
+            {**_record("t/rate"), "workarounds": [{"how": "x", "success_rate": 2}]},
+            _record("t/dup"),
+            _record("t/dup"),
+        ]))
+        with pytest.raises(CatalogError) as caught:
+            load_catalog([tmp_path], builtin=False)
+        found = {(p.record_id, p.field) for p in caught.value.problems}
+        assert {("t/unbalanced", "regex"), ("t/empty", "regex"), ("t/rate", "workarounds.0.success_rate"),
+                ("t/dup", "id")} == found
+        assert all(p.file == str(bad) for p in caught.value.problems)
+
+    def test_record_without_id_is_named_by_index(self, tmp_path: Path) -> None:
+        """A record missing its id is reported as #index with the missing field."""
+        (tmp_path / "x.yaml").write_text("- signature: s\n  regex: x\n")
+        with pytest.raises(CatalogError) as caught:
+            load_catalog([tmp_path], builtin=False)
+        assert [("#0", "id")] == [(p.record_id, p.field) for p in caught.value.problems]
+
+    def test_sidecar_examples_are_merged(self, tmp_path: Path) -> None:
+        """A *.examples.yaml sidecar adds examples to the record it names."""
+        (tmp_path / "r.json").write_text(json.dumps(_record("t/r")))
+        (tmp_path / "r.examples.yaml").write_text("id: t/r\nexamples: {match: [boom!], no_match: [calm]}\n")
+        sig = load_catalog([tmp_path], builtin=False).by_id()["t/r"]
+        assert (["boom!"], ["calm"]) == (sig.examples.match, sig.examples.no_match)
+
+    def test_missing_path_is_a_problem(self, tmp_path: Path) -> None:
+        """A catalog path that does not exist is reported, not ignored."""
+        with pytest.raises(CatalogError, match="no such file"):
+            load_catalog([tmp_path / "nope"], builtin=False)

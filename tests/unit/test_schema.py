@@ -1,0 +1,20 @@
+"""The committed incident JSON Schema matches the model."""
+
+import json
+from pathlib import Path
+
+from logsig.cli import main
+from logsig.matchers.incident import incident_json_schema
+
+COMMITTED = Path(__file__).parents[2] / "logsig/schema/incident-v1.json"
+
+
+class TestSchema:
+    def test_committed_copy_equals_model(self) -> None:
+        """logsig/schema/incident-v1.json is what `logsig schema` prints (regenerate it when the model changes)."""
+        assert json.loads(COMMITTED.read_text(encoding="utf-8")) == incident_json_schema()
+
+    def test_cli_prints_the_schema(self, capsys) -> None:  # type: ignore[no-untyped-def]
+        """`logsig schema` writes the schema as JSON to stdout."""
+        assert 0 == main(["schema"])
+        assert incident_json_schema() == json.loads(capsys.readouterr().out)

@@ -1,0 +1,60 @@
+"""Metrics as a scrape sees them."""
+
+from prometheus_client import CollectorRegistry
+
+from logsig.matchers.signature import Signature
+from logsig.records import Source
+from logsig.telemetry import Metrics
+
+SIG = Signature(id="t/oom", signature="s", regex="x", category="resource_error", domain="t")
+
+
+def _value(registry: CollectorRegistry, name: str, labels: dict[str, str]) -> float | None:
+    return registry.get_sample_value(name, labels)
+
+
+class TestMetrics:
+    def test_signatures_are_pre_initialised_to_zero(self) -> None:
+        """Every loaded signature has a zero counter before its first match."""
+        registry = CollectorRegistry()
+        Metrics(registry).set_catalog([SIG], now=0)
+        labels = {"signature_id": "t/oom", "category": "resource_error", "domain": "t", "cluster": "",
+                  "namespace": ""}
+        assert 0.0 == _value(registry, "logsig_signature_matches_total", labels)
+        assert 1.0 == _value(registry, "logsig_catalog_signatures", {})
+
+    def test_match_carries_source_labels(self) -> None:
+        """cluster and namespace become labels by default."""
+        registry = CollectorRegistry()
+        metrics = Metrics(registry)
+        metrics.set_catalog([SIG], now=0)
+        metrics.count_match("t/oom", Source(cluster="c1", namespace="ml", pod="p"))
+        labels = {"signature_id": "t/oom", "category": "resource_error", "domain": "t", "cluster": "c1",
+                  "namespace": "ml"}
+        assert 1.0 == _value(registry, "logsig_signature_matches_total", labels)
+
+    def test_label_sets_beyond_the_cap_become_other(self) -> None:
+        """Past max_label_sets distinct sets, values are 'other' and the overflow is counted."""
+        registry = CollectorRegistry()
+        metrics = Metrics(registry, source_labels=["namespace"], max_label_sets=2)
+        metrics.set_catalog([SIG], now=0)
+        for ns in ("a", "b", "c", "d", "a"):
+            metrics.count_match("t/oom", Source(namespace=ns))
+        base = {"signature_id": "t/oom", "category": "resource_error", "domain": "t"}
+        assert 2.0 == _value(registry, "logsig_signature_matches_total", {**base, "namespace": "a"})
+        assert 2.0 == _value(registry, "logsig_signature_matches_total", {**base, "namespace": "other"})
+        assert 2.0 == _value(registry, "logsig_label_overflow_total", {"signature_id": "t/oom"})
+
+    def test_phase_two_seconds_are_exported_as_deltas(self) -> None:
+        """Cumulative engine totals become counter increments, never double counted."""
+        registry = CollectorRegistry()
+        metrics = Metrics(registry)
+        metrics.add_phase_two({"t/oom": 0.5})
+        metrics.add_phase_two({"t/oom": 0.75})
+        assert 0.75 == _value(registry, "logsig_match_seconds_total", {"signature_id": "t/oom"})
+
+    def test_failure_reasons_are_pre_initialised(self) -> None:
+        """Each bounded failure reason starts at zero."""
+        registry = CollectorRegistry()
+        Metrics(registry)
+        assert 0.0 == _value(registry, "logsig_records_failed_total", {"reason": "not_utf8"})
