@@ -52,6 +52,12 @@ class KafkaSettings(_Section):
     retry_backoff_max_seconds: float = Field(
         30.0, gt=0, description="Upper bound of the backoff while the broker is unreachable (seconds).")
     linger_ms: int = Field(5, ge=0, description="Producer linger (milliseconds).")
+    max_request_bytes: int = Field(
+        1048576, ge=65536, description="Producer max_request_size: the largest record produced (bytes).")
+    dead_letter_max_bytes: int = Field(
+        900000, ge=1024,
+        description="Dead-letter values longer than this are cut to it, with headers giving the original "
+                    "size (bytes); keep it below the topic's max.message.bytes.")
 
     @model_validator(mode="after")
     def _sasl_complete(self) -> KafkaSettings:
@@ -89,7 +95,7 @@ class MetricsSettings(_Section):
     """Prometheus labels of logsig_signature_matches_total."""
 
     source_labels: list[Literal["cluster", "namespace", "node", "container"]] = Field(
-        default_factory=lambda: ["cluster", "namespace"],
+        default_factory=lambda: ["cluster", "namespace"],  # type: ignore[arg-type]
         description="Source fields added as labels to the per-signature counter.")
     max_label_sets_per_signature: int = Field(
         200, ge=1, description="Distinct source-label sets per signature before values become 'other'.")
@@ -121,14 +127,14 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix="LOGSIG_", env_nested_delimiter="__", extra="forbid", yaml_file=None)
 
-    kafka: KafkaSettings = Field(default_factory=KafkaSettings)  # type: ignore[arg-type]
-    http: HttpSettings = Field(default_factory=HttpSettings)  # type: ignore[arg-type]
-    catalog: CatalogSettings = Field(default_factory=CatalogSettings)  # type: ignore[arg-type]
-    matching: MatchingSettings = Field(default_factory=MatchingSettings)  # type: ignore[arg-type]
+    kafka: KafkaSettings = Field(default_factory=KafkaSettings)
+    http: HttpSettings = Field(default_factory=HttpSettings)
+    catalog: CatalogSettings = Field(default_factory=CatalogSettings)
+    matching: MatchingSettings = Field(default_factory=MatchingSettings)
     decode: DecodeSettings = Field(default_factory=DecodeSettings)
-    metrics: MetricsSettings = Field(default_factory=MetricsSettings)  # type: ignore[arg-type]
-    alertmanager: AlertmanagerSettings = Field(default_factory=AlertmanagerSettings)  # type: ignore[arg-type]
-    logging: LoggingSettings = Field(default_factory=LoggingSettings)  # type: ignore[arg-type]
+    metrics: MetricsSettings = Field(default_factory=MetricsSettings)
+    alertmanager: AlertmanagerSettings = Field(default_factory=AlertmanagerSettings)
+    logging: LoggingSettings = Field(default_factory=LoggingSettings)
     shutdown_timeout_seconds: float = Field(
         20.0, gt=0, description="Longest drain on SIGTERM before giving up (seconds).")
 
@@ -163,9 +169,9 @@ def load_settings(path: Path | str | None = None, **overrides: Any) -> Settings:
     file = Path(path) if path is not None else None
     if file is not None and not file.is_file():
         raise ConfigError(f"settings file not found: {file}")
-    cls = Settings
+    cls: type[Settings] = Settings
     if file is not None:
-        config = SettingsConfigDict(**{**Settings.model_config, "yaml_file": file})  # type: ignore[typeddict-item]
+        config = SettingsConfigDict(**{**Settings.model_config, "yaml_file": file})
         cls = type("Settings", (Settings,), {"model_config": config})
     try:
         return cls(**overrides)

@@ -12,7 +12,7 @@ import time
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import BinaryIO, TextIO
+from typing import Any, BinaryIO, TextIO
 
 from tqdm import tqdm
 
@@ -63,7 +63,7 @@ def _emit(step: StepResult, out: BinaryIO) -> None:
 
 
 def scan_stream(pipeline: Pipeline, stream: BinaryIO, name: str, out: BinaryIO,
-                summary: ScanSummary, progress: tqdm | None = None) -> None:  # type: ignore[type-arg]
+                summary: ScanSummary, progress: tqdm[Any] | None = None) -> None:
     """Scan one input stream to ``out``, adding to ``summary``; open multi-line groups are flushed at its end."""
     for chunk in _chunks(stream, name):
         step = pipeline.process(chunk, time.monotonic())

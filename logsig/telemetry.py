@@ -7,6 +7,7 @@ registry is injected so tests can read samples with ``registry.get_sample_value`
 
 from __future__ import annotations
 
+import contextlib
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 
@@ -128,10 +129,8 @@ class Metrics:
 
     def forget_partition(self, topic: str, partition: int) -> None:
         """Drop the lag series of a partition this replica no longer owns."""
-        try:
+        with contextlib.suppress(KeyError):
             self.lag.remove(topic, str(partition))
-        except KeyError:
-            pass
 
     def reset_phase_two(self) -> None:
         """Forget the engine's totals (call when a new engine replaces the old one)."""

@@ -38,9 +38,16 @@ def incident_record(incident: Incident, topic: str) -> OutRecord:
     return OutRecord(topic=topic, value=incident.to_json(), key=incident_key(incident), headers=headers)
 
 
-def dead_letter_record(failure: DecodeFailure, topic: str) -> OutRecord:
-    """The dead-letter record of an undecodable record, original bytes intact."""
+def dead_letter_record(failure: DecodeFailure, topic: str, max_bytes: int = 900_000) -> OutRecord:
+    """The dead-letter record of an undecodable record, original bytes intact up to ``max_bytes``
+    (a longer value is cut, with ``logsig.original_bytes`` giving its size, so that the broker's
+    1 MB default ``max.message.bytes`` never blocks the consumer)."""
     record, origin = failure.record, failure.record.origin
+    value = record.value if record.value is not None else b""
+    cut: tuple[tuple[str, bytes], ...] = ()
+    if len(value) > max_bytes:
+        cut = (("logsig.original_bytes", str(len(value)).encode()),)
+        value = value[:max_bytes]
     extra = (
         ("logsig.reason", failure.reason.encode()),
         ("logsig.detail", failure.detail[:MAX_DETAIL].encode("utf-8", errors="replace")),
@@ -48,8 +55,8 @@ def dead_letter_record(failure: DecodeFailure, topic: str) -> OutRecord:
         ("logsig.source.partition", str(origin.partition if origin.partition is not None else "").encode()),
         ("logsig.source.offset", str(origin.offset if origin.offset is not None else "").encode()),
     )
-    return OutRecord(topic=topic, value=record.value if record.value is not None else b"", key=record.key,
-                     headers=(*record.headers, *extra), timestamp_ms=origin.timestamp_ms)
+    return OutRecord(topic=topic, value=value, key=record.key,
+                     headers=(*record.headers, *extra, *cut), timestamp_ms=origin.timestamp_ms)
 
 
 def next_offsets(records: Iterable[RawRecord]) -> dict[TP, int]:

@@ -44,8 +44,9 @@ class HttpServer:
         site = web.TCPSite(self._runner, self.host, self.port)
         await site.start()
         server = site._server
-        if self.port == 0 and server is not None:
-            self.port = server.sockets[0].getsockname()[1]
+        sockets = getattr(server, "sockets", None)
+        if self.port == 0 and sockets:
+            self.port = int(sockets[0].getsockname()[1])
 
     async def stop(self) -> None:
         """Stop listening."""

@@ -17,6 +17,7 @@ delivered and committed before the partitions move. SIGHUP reloads the catalog.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import signal
 import time
 from collections.abc import Callable
@@ -134,7 +135,8 @@ class Daemon:
     def _records_of(self, step: StepResult) -> list[OutRecord]:
         kafka = self.settings.kafka
         out = [incident_record(d.incident, kafka.output_topic) for d in step.detections]
-        out.extend(dead_letter_record(f, kafka.dead_letter_topic) for f in step.failures)
+        out.extend(dead_letter_record(f, kafka.dead_letter_topic, kafka.dead_letter_max_bytes)
+                   for f in step.failures)
         return out
 
     async def _deliver(self, step: StepResult, draining: bool = False) -> bool:
@@ -219,10 +221,8 @@ class Daemon:
         self.watcher.force()
 
     async def _sleep(self, seconds: float) -> None:
-        try:
+        with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self.stop_event.wait(), timeout=seconds)
-        except TimeoutError:
-            pass
 
 
 def _alertmanager(settings: Settings, metrics: Metrics) -> _AlertSink | None:

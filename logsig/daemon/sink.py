@@ -34,7 +34,8 @@ class KafkaSink:
     async def start(self) -> None:
         """Connect. Raises: KafkaError (or OSError) if the broker is unreachable."""
         producer = AIOKafkaProducer(enable_idempotence=True, acks="all",
-                                    linger_ms=self.settings.linger_ms, **client_options(self.settings))
+                                    linger_ms=self.settings.linger_ms,
+                                    max_request_size=self.settings.max_request_bytes, **client_options(self.settings))
         try:
             await producer.start()
         except BaseException:

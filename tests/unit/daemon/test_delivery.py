@@ -36,3 +36,9 @@ class TestDeadLetter:
         assert (b"not_utf8", b"t", b"0", b"42") == (
             headers["logsig.reason"], headers["logsig.source.topic"],
             headers["logsig.source.partition"], headers["logsig.source.offset"])
+
+    def test_oversized_value_is_cut_with_its_size(self) -> None:
+        """A value over the dead-letter limit is cut and its original size recorded."""
+        raw = _record(1, value=b"\xff" * 5000)
+        out = dead_letter_record(DecodeFailure(reason="not_utf8", detail="", record=raw), "dlq", max_bytes=1024)
+        assert (1024, b"5000") == (len(out.value), dict(out.headers)["logsig.original_bytes"])

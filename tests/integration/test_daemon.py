@@ -1,0 +1,239 @@
+"""The daemon end to end against the real broker: incidents, counters, commits, restarts, bad input."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+import orjson
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+
+from logsig.config import load_settings
+from logsig.matchers.catalog import load_catalog
+from logsig.matchers.engine import Engine
+from logsig.pipeline import Pipeline
+from logsig.records import Origin, RawRecord
+from tests.integration.daemon_proc import DaemonProcess, metric_value, start_daemon
+
+CORPUS = Path(__file__).parents[1] / "data" / "corpus"
+SEED_ID = "llm/vllm-cuda-oom-during-prefill"
+SEED_REGEX = re.compile(load_catalog().by_id()[SEED_ID].regex)
+POD = {"pod_name": "vllm-0", "namespace_name": "ml", "container_name": "vllm", "host": "gpu-node-1"}
+
+
+def _key_lines() -> list[str]:
+    out = []
+    for line in (CORPUS / "real_logs.jsonl").read_text(encoding="utf-8").splitlines():
+        excerpt = json.loads(line)
+        out.append(excerpt["lines"][excerpt["key_line_index"]])
+    return out
+
+
+def _benign_lines() -> list[str]:
+    return [json.loads(line)["line"] for line in (CORPUS / "benign_lines.jsonl").read_text().splitlines()]
+
+
+def _envelope(line: str, index: int) -> bytes:
+    """Plain text, a Fluent Bit record or a Vector record, in turn."""
+    if index % 3 == 0:
+        return line.encode()
+    if index % 3 == 1:
+        return orjson.dumps({"@timestamp": 1.7e9, "log": line, "stream": "stderr", "kubernetes": POD})
+    vector = {"pod_name": "vllm-1", "pod_namespace": "ml", "container_name": "vllm", "pod_node_name": "gpu-node-2"}
+    return orjson.dumps({"message": line, "timestamp": "2026-01-01T00:00:00Z", "kubernetes": vector})
+
+
+def _mixed_stream() -> tuple[list[bytes], list[str], list[bool]]:
+    """Values, their message lines, and whether each is a benign line, benign lines interleaved."""
+    keys, benign = _key_lines(), _benign_lines()
+    lines: list[tuple[str, bool]] = []
+    for i in range(max(len(keys), len(benign))):
+        if i < len(keys):
+            lines.append((keys[i], False))
+        if i < len(benign):
+            lines.append((benign[i], True))
+    values = [_envelope(line, i) for i, (line, _) in enumerate(lines)]
+    return values, [line for line, _ in lines], [is_benign for _, is_benign in lines]
+
+
+async def _topic(bootstrap: str, partitions: int = 1, max_message_bytes: int | None = None) -> str:
+    name = f"it-{time.monotonic_ns()}"
+    configs = {"max.message.bytes": str(max_message_bytes)} if max_message_bytes else {}
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
+    await admin.start()
+    try:
+        await admin.create_topics([NewTopic(name, partitions, 1, topic_configs=configs)])
+    finally:
+        await admin.close()
+    await asyncio.sleep(0)
+    return name
+
+
+async def _produce(bootstrap: str, topic: str, values: list[bytes]) -> list[tuple[int, int]]:
+    producer = AIOKafkaProducer(bootstrap_servers=bootstrap, enable_idempotence=True, acks="all",
+                                max_request_size=16 * 1024 * 1024)
+    await producer.start()
+    try:
+        futures = [await producer.send(topic, v, key=f"k{i % 7}".encode()) for i, v in enumerate(values)]
+        return [(m.partition, m.offset) for m in await asyncio.gather(*futures)]
+    finally:
+        await producer.stop()
+
+
+async def _read_all(bootstrap: str, topic: str, minimum: int, timeout_s: float = 60.0) -> list[Any]:
+    consumer = AIOKafkaConsumer(topic, bootstrap_servers=bootstrap, auto_offset_reset="earliest",
+                                enable_auto_commit=False, group_id=None)
+    await consumer.start()
+    try:
+        out: list[Any] = []
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            batches = await consumer.getmany(timeout_ms=300)
+            out.extend(r for batch in batches.values() for r in batch)
+            if len(out) >= minimum and not batches:
+                break
+        return out
+    finally:
+        await consumer.stop()
+
+
+async def _lag(bootstrap: str, group_id: str, topic: str) -> int:
+    """Records of ``topic`` not yet committed by ``group_id``."""
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
+    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap)
+    await admin.start()
+    await consumer.start()
+    try:
+        partitions = [TopicPartition(topic, p) for p in consumer.partitions_for_topic(topic) or set()]
+        if not partitions:
+            await consumer.topics()
+            partitions = [TopicPartition(topic, p) for p in consumer.partitions_for_topic(topic) or set()]
+        ends = await consumer.end_offsets(partitions)
+        committed = await admin.list_consumer_group_offsets(group_id)
+        return sum(ends[tp] - (committed[tp].offset if tp in committed else 0) for tp in partitions)
+    finally:
+        await admin.close()
+        await consumer.stop()
+
+
+async def _wait_committed(bootstrap: str, group_id: str, topic: str, daemon: DaemonProcess,
+                          timeout_s: float = 120.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while await _lag(bootstrap, group_id, topic) > 0:
+        assert daemon.process.poll() is None, daemon.log()
+        assert time.monotonic() < deadline, f"offsets not committed in time\n{daemon.log()}"
+        await asyncio.sleep(0.2)
+
+
+def _settings(bootstrap: str, topic: str, out: str, dlq: str, group: str, **kafka: Any) -> dict[str, Any]:
+    return {"kafka": {"bootstrap_servers": bootstrap, "topics": [topic], "output_topic": out,
+                      "dead_letter_topic": dlq, "group_id": group, "fetch_timeout_ms": 200, **kafka},
+            "decode": {"multiline": {"idle_timeout_seconds": 0.5}}}
+
+
+def _offline_expected(values: list[bytes], coords: list[tuple[int, int]], topic: str) -> set[tuple[int, int, str]]:
+    """(partition, offset, signature id) of every incident the same pipeline yields offline."""
+    settings = load_settings(decode={"multiline": {"idle_timeout_seconds": 0.5}})
+    pipeline = Pipeline(Engine(load_catalog().signatures), settings.decode)
+    records = [RawRecord(value=v, key=f"k{i % 7}".encode(),
+                         origin=Origin(topic=topic, partition=p, offset=o, key=f"k{i % 7}"))
+               for i, (v, (p, o)) in enumerate(zip(values, coords, strict=True))]
+    by_partition: dict[int, list[RawRecord]] = {}
+    for r in records:
+        by_partition.setdefault(r.origin.partition or 0, []).append(r)
+    found = set()
+    for part in by_partition.values():
+        for step in (pipeline.process(part, 0.0), pipeline.flush_all()):
+            for d in step.detections:
+                found.add((d.event.origin.partition, d.event.origin.offset, d.incident.signature.id))
+    return found
+
+
+class TestDaemonEndToEnd:
+    async def test_real_logs_become_incidents_and_counters(self, kafka_bootstrap: str, tmp_path: Path) -> None:
+        """Seed-matching lines give seed incidents, benign lines none, counters equal incidents, offsets committed."""
+        topic = await _topic(kafka_bootstrap, partitions=3)
+        out, dlq = await _topic(kafka_bootstrap), await _topic(kafka_bootstrap)
+        values, lines, benign = _mixed_stream()
+        coords = await _produce(kafka_bootstrap, topic, values)
+        daemon = start_daemon(tmp_path, _settings(kafka_bootstrap, topic, out, dlq, "g-e2e"))
+        try:
+            daemon.wait_ready()
+            await _wait_committed(kafka_bootstrap, "g-e2e", topic, daemon)
+            expected = _offline_expected(values, coords, topic)
+            records = await _read_all(kafka_bootstrap, out, len(expected))
+            incidents = [orjson.loads(r.value) for r in records]
+            metrics = daemon.metrics()
+        finally:
+            assert 0 == daemon.terminate()
+        by_coord = {(i["source"]["partition"], i["source"]["offset"]): i for i in incidents}
+        assert expected == {(p, o, i["signature"]["id"]) for (p, o), i in by_coord.items()}
+        seed_coords = {coords[n] for n, line in enumerate(lines) if SEED_REGEX.search(line)}
+        assert len(seed_coords) >= 3
+        assert all(by_coord[c]["signature"]["id"] == SEED_ID for c in seed_coords)
+        benign_coords = {coords[n] for n, is_benign in enumerate(benign) if is_benign}
+        assert set() == benign_coords & set(by_coord)
+        matched: dict[str, int] = {}
+        for i in incidents:
+            for sig_id in [i["signature"]["id"], *i["also_matched"]]:
+                matched[sig_id] = matched.get(sig_id, 0) + 1
+        for sig_id, count in matched.items():
+            assert count == metric_value(metrics, "logsig_signature_matches_total", signature_id=sig_id), sig_id
+        assert len(incidents) == metric_value(metrics, "logsig_incidents_emitted_total", sink="kafka")
+        pods = {i["source"]["pod"] for i in incidents}
+        assert {"vllm-0", "vllm-1", None} <= pods
+
+    async def test_sigterm_mid_stream_then_restart_loses_nothing(self, kafka_bootstrap: str, tmp_path: Path) -> None:
+        """A SIGTERM while records are pending exits 0; a restart resumes and every incident arrives."""
+        topic = await _topic(kafka_bootstrap, partitions=2)
+        out, dlq = await _topic(kafka_bootstrap), await _topic(kafka_bootstrap)
+        oom = load_catalog().by_id()[SEED_ID].signature
+        benign = _benign_lines()
+        values = [(oom if n % 500 == 0 else benign[n % len(benign)]).encode() for n in range(40_000)]
+        coords = await _produce(kafka_bootstrap, topic, values)
+        expected = {coords[n] for n in range(0, len(values), 500)}
+        settings = _settings(kafka_bootstrap, topic, out, dlq, "g-restart", max_poll_records=50)
+        first = start_daemon(tmp_path, settings, name="first")
+        first.wait_ready()
+        await _read_all(kafka_bootstrap, out, 1, timeout_s=60)
+        assert 0 == first.terminate()
+        assert 0 < await _lag(kafka_bootstrap, "g-restart", topic), "the first run consumed everything"
+        second = start_daemon(tmp_path, settings, name="second")
+        try:
+            second.wait_ready()
+            await _wait_committed(kafka_bootstrap, "g-restart", topic, second)
+        finally:
+            assert 0 == second.terminate()
+        incidents = [orjson.loads(r.value) for r in await _read_all(kafka_bootstrap, out, len(expected))]
+        assert expected == {(i["source"]["partition"], i["source"]["offset"]) for i in incidents}
+
+    async def test_bad_input_is_counted_and_dead_lettered(self, kafka_bootstrap: str, tmp_path: Path) -> None:
+        """Empty, non-UTF-8, huge, non-object and message-less values never stop the consumer."""
+        topic = await _topic(kafka_bootstrap, max_message_bytes=20 * 1024 * 1024)
+        out, dlq = await _topic(kafka_bootstrap), await _topic(kafka_bootstrap)
+        oom = load_catalog().by_id()[SEED_ID].signature
+        values = [b"", b"\xff\xfe\x00\x81garbage", b"x" * (10 * 1024 * 1024), b"[1, 2, 3]",
+                  b'{"kubernetes": {"pod_name": "p"}, "stream": "stderr"}', oom.encode()]
+        await _produce(kafka_bootstrap, topic, values)
+        daemon = start_daemon(tmp_path, _settings(kafka_bootstrap, topic, out, dlq, "g-bad"))
+        try:
+            daemon.wait_ready()
+            await _wait_committed(kafka_bootstrap, "g-bad", topic, daemon)
+            incidents = [orjson.loads(r.value) for r in await _read_all(kafka_bootstrap, out, 1)]
+            dead = await _read_all(kafka_bootstrap, dlq, 4)
+            metrics = daemon.metrics()
+        finally:
+            assert 0 == daemon.terminate()
+        assert [SEED_ID] == [i["signature"]["id"] for i in incidents]
+        reasons = sorted(dict(r.headers)["logsig.reason"].decode() for r in dead)
+        assert ["empty_value", "json_not_object", "no_message_field", "not_utf8"] == reasons
+        for reason in reasons:
+            assert 1 == metric_value(metrics, "logsig_records_failed_total", reason=reason)
+            assert 1 == metric_value(metrics, "logsig_dead_letters_total", reason=reason)
+        assert 1 <= metric_value(metrics, "logsig_messages_truncated_total")
+        assert 6 == metric_value(metrics, "logsig_records_consumed_total")
