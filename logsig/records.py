@@ -6,6 +6,7 @@ source -> :class:`RawRecord` -> decode -> :class:`LogEvent` (or :class:`DecodeFa
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -43,7 +44,11 @@ class RawRecord:
 
 @dataclass(frozen=True, slots=True)
 class Source:
-    """Kubernetes / OpenTelemetry coordinates of a log line, as far as the record carries them."""
+    """Kubernetes / OpenTelemetry coordinates of a log line, as far as the record carries them.
+
+    labels: the pod labels with keys exactly as the shipper wrote them (dotted
+    ``app.kubernetes.io/name`` or de-dotted ``app_kubernetes_io/name``); not part of the hash.
+    """
 
     cluster: str | None = None
     namespace: str | None = None
@@ -51,6 +56,7 @@ class Source:
     container: str | None = None
     node: str | None = None
     stream: str | None = None
+    labels: Mapping[str, str] = field(default_factory=dict, hash=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,7 +67,10 @@ class LogEvent:
     the whole text joined with ``\\n``); line: the key line that ``match.line`` reports (the
     final exception line of a traceback, else the message); context: the lines of a
     multi-line event (bounded), empty for a single line; origin: the record the event came
-    from (the first record of a multi-line event); origins: every record it covers.
+    from (the first record of a multi-line event); origins: every record it covers, in order
+    (empty for an event from a single record: then it covers ``origin`` only); partial: the
+    record is a fragment of a longer line (CRI ``P`` tag, Docker json-file ``log`` without its
+    trailing newline) that the multi-line assembler joins with the next fragments.
     """
 
     message: str
@@ -72,6 +81,13 @@ class LogEvent:
     line: str | None = None
     context: tuple[str, ...] = ()
     truncated: bool = False
+    origins: tuple[Origin, ...] = ()
+    partial: bool = False
+
+    @property
+    def covered_origins(self) -> tuple[Origin, ...]:
+        """Every record this event covers, in order: ``origins``, or ``(origin,)`` if empty."""
+        return self.origins or (self.origin,)
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,5 +111,6 @@ FAILURE_REASONS: tuple[str, ...] = (
     "invalid_msgpack",
     "invalid_otlp",
     "too_large",
+    "decode_error",
 )
 """Bounded reasons for ``logsig_records_failed_total{reason}`` and dead-letter headers."""

@@ -1,0 +1,166 @@
+"""Line-level helpers: ANSI stripping, CRI lines, log levels and timestamps.
+
+Sources of the rules: Kubernetes CRI log format (kubelet ``parseCRILog``:
+``<RFC3339Nano> <stdout|stderr> <F|P>[:tags] <content>``), the vLLM / TGI / Triton / Ollama
+(Go slog) / llama.cpp / uvicorn line headers listed in docs/decoding.md, and ANSI SGR escapes
+(``ESC [ ... m``) that vLLM, TGI, SGLang and llama.cpp print when colour is forced.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+from typing import NamedTuple
+
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+_LINE_LEVEL = re.compile(
+    r"(?:\([^()]*pid=\d+\) )?(DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:"  # vLLM
+    r"|\d{4}-\d\d-\d\dT[\d:.]+Z\s+(TRACE|DEBUG|INFO|WARN|ERROR) "  # TGI text
+    r"|time=\S+ level=([A-Z]+)\b"  # Ollama (Go slog)
+    r"|([IWEF])\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ "  # Triton / glog
+    r"|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ ([IWE]) \d+ "  # Triton ISO8601
+    r"|\[rank\d+\]:\[([IWEF])\d{4} "  # torch c10d
+    r"|\d+\.\d\d\.\d{3}\.\d{3} ([IWED]) "  # llama.cpp with --log-prefix
+    r"|(INFO|WARNING|ERROR|DEBUG|CRITICAL):\s{2}"  # uvicorn
+)
+
+_LEVELS: dict[str, str] = {
+    "TRACE": "trace",
+    "DEBUG": "debug",
+    "D": "debug",
+    "INFO": "info",
+    "I": "info",
+    "NOTICE": "info",
+    "WARN": "warning",
+    "WARNING": "warning",
+    "W": "warning",
+    "ERROR": "error",
+    "ERR": "error",
+    "E": "error",
+    "CRITICAL": "critical",
+    "FATAL": "critical",
+    "F": "critical",
+}
+"""Level names and letters of the servers above, mapped to the bounded set logsig reports."""
+
+
+class CriLine(NamedTuple):
+    """One parsed CRI log line: ``time`` (RFC 3339 text), ``stream``, ``partial`` (tag ``P``)."""
+
+    time: str
+    stream: str
+    partial: bool
+    content: str
+
+
+def strip_ansi(text: str) -> str:
+    """``text`` without ANSI escape sequences (colour codes)."""
+    if "\x1b" in text:
+        return _ANSI.sub("", text)
+    return text
+
+
+def clean_line(text: str) -> str:
+    """``text`` without ANSI escapes and without trailing ``\\r`` / ``\\n`` characters."""
+    if "\x1b" in text:
+        text = _ANSI.sub("", text)
+    return text.rstrip("\r\n")
+
+
+def split_cri(text: str) -> CriLine | None:
+    """Parse a CRI container-runtime line, or None when ``text`` is not one."""
+    if len(text) < 24 or text[10] != "T" or not text[0].isdigit():
+        return None
+    parts = text.split(" ", 3)
+    if len(parts) < 3 or parts[1] not in ("stdout", "stderr") or parts[2][:1] not in ("F", "P"):
+        return None
+    if len(parts[2]) > 1 and parts[2][1] != ":":
+        return None
+    content = parts[3] if len(parts) == 4 else ""
+    return CriLine(parts[0], parts[1], parts[2][0] == "P", content)
+
+
+def line_level(text: str) -> str | None:
+    """The level a known server header at the start of ``text`` names, or None."""
+    found = _LINE_LEVEL.match(text)
+    if found is None:
+        return None
+    return _LEVELS.get(found.group(found.lastindex or 0))
+
+
+def normalise_level(value: object) -> str | None:
+    """A level from a JSON field (name, letter, pino number or OTLP severity number) or None."""
+    if isinstance(value, str):
+        return _LEVELS.get(value.upper())
+    if isinstance(value, int) and not isinstance(value, bool):
+        return _number_level(value)
+    return None
+
+
+def _number_level(number: int) -> str | None:
+    """Pino levels (10..60) and OTLP severity numbers (1..24) as level names."""
+    if number >= 10:
+        pino = {10: "trace", 20: "debug", 30: "info", 40: "warning", 50: "error", 60: "critical"}
+        return pino.get(number)
+    if number < 1:
+        return None
+    return ("trace", "debug", "info", "warning", "error", "critical")[min((number - 1) // 4, 5)]
+
+
+def parse_time(value: object) -> datetime | None:
+    """A timestamp from a record field, or None when absent or unreadable.
+
+    Accepts RFC 3339 / ISO 8601 text (nanoseconds truncated to microseconds) and numbers:
+    epoch seconds (float or int), or milliseconds, microseconds or nanoseconds since the epoch
+    as told by their magnitude, also as decimal strings (OTLP 64-bit integers). Naive
+    datetimes are taken as UTC.
+    """
+    try:
+        if isinstance(value, str):
+            return _parse_text_time(value)
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return _from_epoch(float(value))
+    except (ValueError, OverflowError, OSError):
+        return None
+    return None
+
+
+def _parse_text_time(text: str) -> datetime | None:
+    """ISO 8601 text or a decimal epoch number."""
+    if text[:1].isdigit() and text.isdigit():
+        return _from_epoch(float(text))
+    parsed = datetime.fromisoformat(text)
+    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
+
+
+def _from_epoch(number: float) -> datetime | None:
+    """Epoch seconds, milliseconds, microseconds or nanoseconds, by magnitude."""
+    if number <= 0:
+        return None
+    while number > 1e11:
+        number /= 1000.0
+    return datetime.fromtimestamp(number, UTC)
+
+
+def kafka_time(timestamp_ms: int | None) -> datetime | None:
+    """The Kafka record timestamp (milliseconds since the epoch) as a datetime, or None."""
+    if timestamp_ms is None or timestamp_ms <= 0:
+        return None
+    try:
+        return datetime.fromtimestamp(timestamp_ms / 1000.0, UTC)
+    except (ValueError, OverflowError, OSError):
+        return None
+
+
+def truncate_utf8(text: str, max_bytes: int) -> tuple[str, bool]:
+    """``text`` cut to at most ``max_bytes`` UTF-8 bytes (at a character boundary).
+
+    Returns (text, truncated).
+    """
+    if len(text) * 4 <= max_bytes:
+        return text, False
+    encoded = text.encode("utf-8", "surrogatepass")
+    if len(encoded) <= max_bytes:
+        return text, False
+    return encoded[:max_bytes].decode("utf-8", "ignore"), True
