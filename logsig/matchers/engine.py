@@ -36,6 +36,8 @@ class Engine:
         self.signatures = tuple(signatures)
         self.max_message_bytes = max_message_bytes
         self._compiled = [(sig, re.compile(sig.regex)) for sig in self.signatures]
+        self.phase_two_seconds: dict[str, float] = {}
+        self.truncated_messages = 0
 
     def match(self, message: str) -> list[Match]:
         """Every signature whose regex matches ``message`` (``re.search`` semantics)."""
