@@ -10,7 +10,7 @@ ENV PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1 \
     PYTHONDONTWRITEBYTECODE=1
 WORKDIR /src
-COPY pyproject.toml README.md ./
+COPY pyproject.toml ./
 COPY logsig ./logsig
 # hyperscan and google-re2 ship manylinux wheels for x86_64 and aarch64: nothing is compiled.
 # `logsig catalog test` compiles the built-in catalog and runs its examples in the new environment.
