@@ -76,7 +76,8 @@ class TestRuleFile:
 
     def test_every_alert_has_a_firing_case_and_a_quiet_case(self) -> None:
         """Each alert is tested firing and tested staying silent."""
-        fires, quiet = set(), set()
+        fires: set[str] = set()
+        quiet: set[str] = set()
         for case in rule_test_cases():
             (fires if case.get("exp_alerts") else quiet).add(case["alertname"])
         names = set(alerts())
