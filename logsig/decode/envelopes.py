@@ -111,12 +111,19 @@ def _time_of(obj: dict[str, Any]) -> datetime | None:
     return None
 
 
+DOCKER_SPLIT_BYTES = 16 * 1024
+"""Docker json-file writes a line longer than this as several records (moby ``logger/copier.go``)."""
+
+
 def _is_partial(obj: dict[str, Any], text: str) -> bool:
     """Whether the map holds a fragment of a longer line (CRI ``P`` or a Docker 16 KiB split)."""
     tag = obj.get("_p") or obj.get("logtag")
     if type(tag) is str:
         return tag[:1] == "P"
-    return "stream" in obj and not text.endswith("\n") and type(obj.get("log")) is str
+    # Docker's json-file driver splits lines at 16 KiB; a shorter ``log`` without its newline is a
+    # whole line whose newline a parser (Fluent Bit's CRI parser, Vector) already removed.
+    return ("stream" in obj and type(obj.get("log")) is str and not text.endswith("\n")
+            and len(text.encode()) >= DOCKER_SPLIT_BYTES)
 
 
 def map_events(obj: dict[str, Any], ctx: Context, raw: bytes | None) -> DecodeResult:

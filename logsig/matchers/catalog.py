@@ -30,6 +30,7 @@ from logsig.errors import CatalogError, CatalogProblem
 from logsig.matchers.signature import Signature
 
 SUFFIXES = (".json", ".yaml", ".yml")
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when the wheel has it: ~10x faster
 SIDECAR_SUFFIX = ".examples.yaml"
 
 
@@ -62,7 +63,7 @@ def _read(path: Path) -> Any:
     text = path.read_text(encoding="utf-8")
     if path.suffix == ".json":
         return json.loads(text)
-    return yaml.safe_load(text)
+    return yaml.load(text, Loader=_LOADER)
 
 
 def _records(path: Path, problems: list[CatalogProblem]) -> Iterator[tuple[str, dict[str, Any]]]:
