@@ -94,9 +94,10 @@ class MatchingSettings(_Section):
 class MetricsSettings(_Section):
     """Prometheus labels of logsig_signature_matches_total."""
 
-    source_labels: list[Literal["cluster", "namespace", "node", "container"]] = Field(
+    source_labels: list[Literal["cluster", "namespace", "node", "container", "pod"]] = Field(
         default_factory=lambda: ["cluster", "namespace"],  # type: ignore[arg-type]
-        description="Source fields added as labels to the per-signature counter.")
+        description="Source fields added as labels to the per-signature counter (pod: one series per "
+                    "pod and signature, bounded by max_label_sets_per_signature).")
     max_label_sets_per_signature: int = Field(
         200, ge=1, description="Distinct source-label sets per signature before values become 'other'.")
 

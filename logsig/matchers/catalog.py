@@ -52,10 +52,15 @@ def builtin_path() -> Path:
 
 
 def catalog_files(path: Path) -> list[Path]:
-    """The catalog files of ``path`` (itself if a file), sorted; sidecars last."""
+    """The catalog files of ``path`` (itself if a file), sorted; sidecars last.
+
+    Hidden files and directories are skipped: a Kubernetes ConfigMap volume holds each file
+    twice, under ``..data/`` and a timestamped ``..2024_...`` directory.
+    """
     if path.is_file():
         return [path]
-    found = [p for p in path.rglob("*") if p.is_file() and p.suffix in SUFFIXES]
+    found = [p for p in path.rglob("*") if p.is_file() and p.suffix in SUFFIXES
+             and not any(part.startswith(".") for part in p.relative_to(path).parts)]
     return sorted(found, key=lambda p: (p.name.endswith(SIDECAR_SUFFIX), str(p)))
 
 

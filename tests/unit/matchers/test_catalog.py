@@ -69,3 +69,10 @@ class TestLoadCatalog:
         """A catalog path that does not exist is reported, not ignored."""
         with pytest.raises(CatalogError, match="no such file"):
             load_catalog([tmp_path / "nope"], builtin=False)
+
+    def test_hidden_directories_are_skipped(self, tmp_path: Path) -> None:
+        """A ConfigMap volume's ..data and timestamped copies do not load twice."""
+        (tmp_path / "..2026_01_01").mkdir()
+        (tmp_path / "..2026_01_01" / "r.json").write_text(json.dumps(_record("t/r")))
+        (tmp_path / "r.json").write_text(json.dumps(_record("t/r")))
+        assert ["t/r"] == [s.id for s in load_catalog([tmp_path], builtin=False).signatures]
