@@ -120,7 +120,10 @@ async def _incidents(bootstrap: str) -> list[dict[str, object]]:
 
 def _print_incident(incident: dict) -> None:  # type: ignore[type-arg]
     sig, src, match = incident["signature"], incident["source"], incident["match"]
-    where = f"{src['namespace']}/{src['pod']}" if src.get("pod") else f"{src['topic']}[{src['partition']}]@{src['offset']}"
+    if src.get("pod"):
+        where = f"{src['namespace']}/{src['pod']}"
+    else:
+        where = f"{src['topic']}[{src['partition']}]@{src['offset']}"
     print(f"\n[{sig['category']}] {sig['id']}  ({where})")
     print(f"  line: {match['line'][:160]}")
     if match["values"]:

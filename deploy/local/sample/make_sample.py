@@ -38,9 +38,9 @@ def build() -> list[str]:
             continue
         seen[excerpt["kind"]] = seen.get(excerpt["kind"], 0) + 1
         pod, node = f"{excerpt['project']}-{n % 4}", f"gpu-node-{n % 3}"
-        wrap = (lambda line: line, lambda line: _fluent_bit(line, pod, node),
-                lambda line: _vector(line, pod, node))[len(out) % 3]
-        out.extend(wrap(line) for line in excerpt["lines"])
+        style = len(out) % 3
+        for line in excerpt["lines"]:
+            out.append(line if style == 0 else _fluent_bit(line, pod, node) if style == 1 else _vector(line, pod, node))
         out.append(benign[n % len(benign)])
     return out
 

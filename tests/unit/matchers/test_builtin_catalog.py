@@ -77,7 +77,7 @@ class TestBuiltinCatalog:
     def test_no_benign_line_yields_an_incident(self) -> None:
         """No line of the benign corpus matches any signature."""
         lines = [json.loads(x)["line"] for x in (CORPUS / "benign_lines.jsonl").read_text().splitlines()]
-        hits = {line: [m.signature.id for m in rank(ms)] for line, ms in zip(lines, _engine().match_batch(lines))
+        hits = {line: [m.signature.id for m in rank(ms)] for line, ms in zip(lines, _engine().match_batch(lines), strict=True)
                 if ms}
         assert {} == hits
 
