@@ -22,6 +22,7 @@ import signal
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Protocol
 
 import structlog
 from prometheus_client import CollectorRegistry
@@ -35,6 +36,7 @@ from logsig.daemon.sink import KafkaSink, OutRecord
 from logsig.daemon.source import TP, KafkaSource
 from logsig.errors import SinkError
 from logsig.log import configure_logging
+from logsig.matchers.incident import Incident
 from logsig.pipeline import Pipeline, StepResult
 from logsig.records import RawRecord
 from logsig.telemetry import Metrics
@@ -234,11 +236,11 @@ def _alertmanager(settings: Settings, metrics: Metrics) -> _AlertSink | None:
     return sink
 
 
-class _AlertSink:
+class _AlertSink(Protocol):
     """What the runner needs of the Alertmanager sink (see :mod:`logsig.daemon.alertmanager`)."""
 
     async def start(self) -> None: ...
-    def offer(self, incident: object) -> None: ...
+    def offer(self, incident: Incident) -> None: ...
     async def stop(self) -> None: ...
 
 
