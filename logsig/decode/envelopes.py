@@ -122,8 +122,12 @@ def _is_partial(obj: dict[str, Any], text: str) -> bool:
         return tag[:1] == "P"
     # Docker's json-file driver splits lines at 16 KiB; a shorter ``log`` without its newline is a
     # whole line whose newline a parser (Fluent Bit's CRI parser, Vector) already removed.
-    return ("stream" in obj and type(obj.get("log")) is str and not text.endswith("\n")
-            and len(text.encode()) >= DOCKER_SPLIT_BYTES)
+    return (
+        "stream" in obj
+        and type(obj.get("log")) is str
+        and not text.endswith("\n")
+        and len(text.encode()) >= DOCKER_SPLIT_BYTES
+    )
 
 
 def map_events(obj: dict[str, Any], ctx: Context, raw: bytes | None) -> DecodeResult:

@@ -22,7 +22,7 @@ import orjson
 from logsig.decode.envelopes import Context, build_event, find_text, refine_app_json
 from logsig.decode.kubernetes import otel_source
 from logsig.decode.result import DecodeResult, failed, succeeded
-from logsig.decode.text import clean_line, normalise_level, parse_time, split_cri
+from logsig.decode.text import clean_line, normalise_level, parse_time, severity_level, split_cri
 from logsig.records import LogEvent
 
 
@@ -119,7 +119,7 @@ def _record_event(log_record: dict[str, Any], resource: dict[str, object], ctx: 
     record_attributes = attributes(log_record.get("attributes"))
     merged = {**record_attributes, **resource} if record_attributes else resource
     stream = merged.get("log.iostream")
-    level = normalise_level(log_record.get("severityText")) or normalise_level(log_record.get("severityNumber"))
+    level = normalise_level(log_record.get("severityText")) or severity_level(log_record.get("severityNumber"))
     timestamp = _record_time(log_record)
     return otel_event(text, ctx, merged, stream if type(stream) is str else None, timestamp, level)
 

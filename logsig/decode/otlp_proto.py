@@ -18,7 +18,7 @@ from typing import Any
 from logsig.decode.envelopes import Context
 from logsig.decode.otlp import body_text, otel_event
 from logsig.decode.result import DecodeResult, failed, succeeded
-from logsig.decode.text import normalise_level, parse_time
+from logsig.decode.text import normalise_level, parse_time, severity_level
 from logsig.records import LogEvent
 
 
@@ -98,7 +98,7 @@ def _record_event(record: Any, resource: dict[str, object], ctx: Context) -> Log
     record_attributes = _attributes(record.attributes)
     merged = {**record_attributes, **resource} if record_attributes else resource
     stream = merged.get("log.iostream")
-    level = normalise_level(record.severity_text) or normalise_level(record.severity_number)
+    level = normalise_level(record.severity_text) or severity_level(record.severity_number)
     stamp = record.time_unix_nano or record.observed_time_unix_nano
     timestamp = parse_time(stamp) if stamp else None
     return otel_event(text, ctx, merged, stream if type(stream) is str else None, timestamp, level)

@@ -90,22 +90,20 @@ def line_level(text: str) -> str | None:
 
 
 def normalise_level(value: object) -> str | None:
-    """A level from a JSON field (name, letter, pino number or OTLP severity number) or None."""
+    """A level from a JSON field: a name or letter, or a pino number (10..60); else None."""
     if isinstance(value, str):
         return _LEVELS.get(value.upper())
     if isinstance(value, int) and not isinstance(value, bool):
-        return _number_level(value)
+        pino = {10: "trace", 20: "debug", 30: "info", 40: "warning", 50: "error", 60: "critical"}
+        return pino.get(value)
     return None
 
 
-def _number_level(number: int) -> str | None:
-    """Pino levels (10..60) and OTLP severity numbers (1..24) as level names."""
-    if number >= 10:
-        pino = {10: "trace", 20: "debug", 30: "info", 40: "warning", 50: "error", 60: "critical"}
-        return pino.get(number)
-    if number < 1:
+def severity_level(number: object) -> str | None:
+    """A level from an OTLP ``severityNumber`` (1-4 trace ... 21-24 fatal); else None."""
+    if not isinstance(number, int) or isinstance(number, bool) or not 1 <= number <= 24:
         return None
-    return ("trace", "debug", "info", "warning", "error", "critical")[min((number - 1) // 4, 5)]
+    return ("trace", "debug", "info", "warning", "error", "critical")[(number - 1) // 4]
 
 
 def parse_time(value: object) -> datetime | None:
@@ -136,7 +134,7 @@ def _parse_text_time(text: str) -> datetime | None:
 
 def _from_epoch(number: float) -> datetime | None:
     """Epoch seconds, milliseconds, microseconds or nanoseconds, by magnitude."""
-    if number <= 0:
+    if not 0 < number < 1e20:
         return None
     while number > 1e11:
         number /= 1000.0

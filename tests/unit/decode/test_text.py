@@ -1,0 +1,126 @@
+"""Line helpers: ANSI stripping, CRI lines, levels, timestamps, UTF-8 truncation."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta, timezone
+
+import pytest
+
+from logsig.decode.text import (
+    CriLine,
+    clean_line,
+    line_level,
+    normalise_level,
+    parse_time,
+    severity_level,
+    split_cri,
+    truncate_utf8,
+)
+
+
+class TestCleanLine:
+    def test_colour_codes_and_line_ends_are_removed(self) -> None:
+        """SGR escapes and trailing carriage returns and newlines go."""
+        assert "(APIServer pid=1) INFO ok" == clean_line("\x1b[1;36m(APIServer pid=1)\x1b[0;0m INFO ok\r\n")
+
+    def test_other_text_is_kept(self) -> None:
+        """Inner whitespace and brackets are not touched."""
+        assert "  File [x] ;36m" == clean_line("  File [x] ;36m")
+
+
+class TestSplitCri:
+    def test_full_line(self) -> None:
+        """containerd's ``F`` line splits into time, stream, tag and content."""
+        line = "2025-05-04T12:23:00.123456789Z stdout F INFO 05-04 12:23:00 [a.py:1] x y"
+        assert CriLine(
+            "2025-05-04T12:23:00.123456789Z", "stdout", False, "INFO 05-04 12:23:00 [a.py:1] x y"
+        ) == split_cri(line)
+
+    def test_partial_tag_with_extra_tags(self) -> None:
+        """A ``P`` tag (with kubelet's ``:``-separated extra tags) marks a fragment."""
+        found = split_cri("2024-04-13T07:59:37.505201169-05:00 stderr P:x part")
+        assert (True, "stderr", "part") == (found.partial, found.stream, found.content) if found else None
+
+    def test_empty_content(self) -> None:
+        """A CRI line with no content has an empty message."""
+        found = split_cri("2025-05-04T12:23:00.123456789Z stdout F")
+        assert "" == (found.content if found else None)
+
+    @pytest.mark.parametrize(
+        "line",
+        ["INFO 05-04 12:23:00 [a.py:1] x", "2025-05-04T12:23:00Z other F x", "2025-05-04T12:23:00Z stdout X x"],
+    )
+    def test_other_lines_are_not_cri(self, line: str) -> None:
+        """Lines without the CRI shape are left alone."""
+        assert None is split_cri(line)
+
+
+class TestLevels:
+    @pytest.mark.parametrize(
+        ("line", "expected"),
+        [
+            ("(VllmWorker rank=5 pid=3073) ERROR 04-09 05:39:54 [core.py:390] x", "error"),
+            ("WARNING 04-09 05:39:54 [core.py:390] x", "warning"),
+            ("2025-04-16T17:58:51.532887Z  INFO shard-manager: text_generation_launcher: x", "info"),
+            ('time=2024-08-28T18:43:24.392Z level=ERROR source=server.go:391 msg="x"', "error"),
+            ("E0401 12:00:00.123456 1 model_repository_manager.cc:1234] x", "error"),
+            ("2024-05-20T20:03:26Z W 3415 model_lifecycle.cc:441] x", "warning"),
+            ("[rank1]:[E1103 23:14:03.342459398 ProcessGroupNCCL.cpp:2068] x", "error"),
+            ("1.06.520.077 E ggml_backend_cuda_buffer_type_alloc_buffer: x", "error"),
+            ('INFO:     10.42.0.1:38914 - "POST /v1/chat/completions HTTP/1.1" 200 OK', "info"),
+            ("[2025-09-28 17:07:10 TP0] Load weight end.", None),
+        ],
+    )
+    def test_level_from_server_headers(self, line: str, expected: str | None) -> None:
+        """Each server's header gives its level; SGLang lines have none."""
+        assert expected == line_level(line)
+
+    @pytest.mark.parametrize(
+        ("value", "expected"),
+        [("WARN", "warning"), ("err", "error"), (50, "error"), (20, "debug"), (True, None), ("x", None)],
+    )
+    def test_level_from_json_fields(self, value: object, expected: str | None) -> None:
+        """Names, letters and pino numbers map to the bounded level set."""
+        assert expected == normalise_level(value)
+
+    @pytest.mark.parametrize(
+        ("number", "expected"), [(1, "trace"), (9, "info"), (17, "error"), (21, "critical"), (0, None), (25, None)]
+    )
+    def test_level_from_otlp_severity_numbers(self, number: int, expected: str | None) -> None:
+        """OTLP severity number ranges map to level names."""
+        assert expected == severity_level(number)
+
+
+class TestParseTime:
+    @pytest.mark.parametrize(
+        ("value", "expected"),
+        [
+            (1746361380.5, datetime(2025, 5, 4, 12, 23, 0, 500000, tzinfo=UTC)),
+            (1746361380500, datetime(2025, 5, 4, 12, 23, 0, 500000, tzinfo=UTC)),
+            ("1746361380123456789", datetime(2025, 5, 4, 12, 23, 0, 123457, tzinfo=UTC)),
+            ("2025-05-04T12:23:00.123456789Z", datetime(2025, 5, 4, 12, 23, 0, 123456, tzinfo=UTC)),
+            (
+                "2024-04-13T07:59:37.5-05:00",
+                datetime(2024, 4, 13, 7, 59, 37, 500000, tzinfo=timezone(timedelta(hours=-5))),
+            ),
+            ("2025-05-04 12:23:00", datetime(2025, 5, 4, 12, 23, tzinfo=UTC)),
+        ],
+    )
+    def test_known_forms(self, value: object, expected: datetime) -> None:
+        """Epoch seconds, milliseconds, nanoseconds and RFC 3339 text are understood."""
+        assert expected == parse_time(value)
+
+    @pytest.mark.parametrize("value", ["yesterday", "", None, [], True, float("inf"), -5])
+    def test_unreadable_values_give_none(self, value: object) -> None:
+        """Values that are no time give None instead of raising."""
+        assert None is parse_time(value)
+
+
+class TestTruncate:
+    def test_short_text_is_kept(self) -> None:
+        """Text within the limit comes back unchanged."""
+        assert ("abc", False) == truncate_utf8("abc", 1024)
+
+    def test_cut_at_a_character_boundary(self) -> None:
+        """A cut inside a 3-byte character drops the whole character."""
+        assert ("€" * 341, True) == truncate_utf8("€" * 400, 1024)
