@@ -37,6 +37,16 @@ def binary(names: tuple[str, ...], package: str) -> str:
     raise AssertionError("unreachable")
 
 
+def alertmanager_binary() -> str:
+    """Path of Alertmanager (Debian package prometheus-alertmanager); fails in CI / skips if absent."""
+    return binary(("prometheus-alertmanager", "alertmanager"), "prometheus-alertmanager")
+
+
+def prometheus_binary() -> str:
+    """Path of the Prometheus server (Debian package prometheus); fails in CI / skips if absent."""
+    return binary(("prometheus",), "prometheus")
+
+
 @dataclass
 class Service:
     """A running Prometheus or Alertmanager; ``base_url`` is ``http://127.0.0.1:<port>``."""
@@ -92,9 +102,8 @@ def _start(name: str, args: list[str], port: int, tmp_path: Path) -> Service:
 
 
 @contextmanager
-def alertmanager(tmp_path: Path, config: Path) -> Iterator[Service]:
-    """Alertmanager with ``config``, storage in ``tmp_path``, no cluster (HA) listener."""
-    exe = binary(("prometheus-alertmanager", "alertmanager"), "prometheus-alertmanager")
+def alertmanager(tmp_path: Path, config: Path, exe: str) -> Iterator[Service]:
+    """Alertmanager ``exe`` with ``config``, storage in ``tmp_path``, no cluster (HA) listener."""
     port = free_port()
     storage = tmp_path / "alertmanager-data"
     storage.mkdir()
@@ -118,9 +127,8 @@ def scrape_config(target: str, rule_files: list[Path], interval_s: int = 1) -> d
 
 
 @contextmanager
-def prometheus(tmp_path: Path, config: dict[str, Any]) -> Iterator[Service]:
-    """Prometheus with ``config`` (see :func:`scrape_config`) and its TSDB in ``tmp_path``."""
-    exe = binary(("prometheus",), "prometheus")
+def prometheus(tmp_path: Path, config: dict[str, Any], exe: str) -> Iterator[Service]:
+    """Prometheus ``exe`` with ``config`` (see :func:`scrape_config`) and its TSDB in ``tmp_path``."""
     port = free_port()
     config_path = tmp_path / "prometheus.yml"
     config_path.write_text(yaml.safe_dump(config), encoding="utf-8")

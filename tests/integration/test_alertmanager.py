@@ -14,11 +14,12 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+import pytest
 
 from logsig.matchers.catalog import load_catalog
 from tests.integration.conftest import NewTopicFn, ProduceFn
 from tests.integration.daemon_proc import DaemonProcess, metric_value, start_daemon
-from tests.integration.services import Service, alertmanager
+from tests.integration.services import Service, alertmanager, alertmanager_binary
 
 CONFIG = Path(__file__).parents[2] / "deploy" / "alertmanager" / "alertmanager.yml"
 SEED = "llm/vllm-cuda-oom-during-prefill"
@@ -28,6 +29,12 @@ VLLM_POD = {"pod_name": "vllm-0", "namespace_name": "ml", "container_name": "vll
 DCGM_POD = {"pod_name": "dcgm-exporter-7x2", "namespace_name": "gpu-operator", "container_name": "dcgm",
             "host": "gpu-node-2"}
 DEADLINE_S = 45.0
+
+
+@pytest.fixture(scope="session")
+def alertmanager_exe() -> str:
+    """The Alertmanager binary, looked up before the broker starts (fails in CI / skips if absent)."""
+    return alertmanager_binary()
 
 
 def fluent_bit(sig_id: str, pod: dict[str, str]) -> bytes:
@@ -65,11 +72,11 @@ def by_signature(alerts: list[dict[str, Any]], sig_id: str) -> list[dict[str, An
 
 class TestAlertmanagerSink:
     async def test_incidents_become_one_routed_alert_per_failure(
-            self, kafka_bootstrap: str, new_topic: NewTopicFn, produce: ProduceFn, tmp_path: Path) -> None:
+            self, alertmanager_exe: str, kafka_bootstrap: str, new_topic: NewTopicFn, produce: ProduceFn, tmp_path: Path) -> None:
         """Six OOM lines of one pod are one alert with the signature's labels and annotations, refreshed
         by the repeats; an Xid line is a second alert, and the shipped routing pages it."""
         topic, out, dlq = await new_topic(), await new_topic(), await new_topic()
-        with alertmanager(tmp_path, CONFIG) as am:
+        with alertmanager(tmp_path, CONFIG, alertmanager_exe) as am:
             daemon = start_daemon(tmp_path, settings(kafka_bootstrap, topic, out, dlq, am.base_url))
             try:
                 daemon.wait_ready()

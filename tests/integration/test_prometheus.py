@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+import pytest
 
 from logsig import __version__
 from logsig.matchers.catalog import load_catalog
@@ -30,7 +31,7 @@ from tests.deploy.support import RULES
 from tests.deploy.test_grafana import DASHBOARD, Query, dashboard_queries
 from tests.integration.conftest import NewTopicFn, ProduceFn
 from tests.integration.daemon_proc import DaemonProcess, start_daemon
-from tests.integration.services import Service, prometheus, scrape_config
+from tests.integration.services import Service, prometheus, prometheus_binary, scrape_config
 
 SEED = "llm/vllm-cuda-oom-during-prefill"
 XID = "gpu/xid-79-fallen-off-bus"
@@ -102,6 +103,12 @@ EMPTY = {
     "panel 'Catalog reloads' A",  # the only load happened before the first scrape
 }
 """Queries that must parse and return nothing in this run."""
+
+
+@pytest.fixture(scope="session")
+def prometheus_exe() -> str:
+    """The Prometheus binary, looked up before the broker starts (fails in CI / skips if absent)."""
+    return prometheus_binary()
 
 
 def queries() -> list[Query]:
@@ -187,14 +194,14 @@ class TestDashboardOnPrometheus:
         assert sorted(EXPECTED.keys() | EMPTY) == sorted(q.source for q in queries())
 
     async def test_every_query_parses_and_shows_the_fed_failures(
-            self, kafka_bootstrap: str, new_topic: NewTopicFn, produce: ProduceFn, tmp_path: Path) -> None:
+            self, prometheus_exe: str, kafka_bootstrap: str, new_topic: NewTopicFn, produce: ProduceFn, tmp_path: Path) -> None:
         """Every panel and variable query succeeds on Prometheus and returns the signatures, namespaces,
         topic and health the logsig it scrapes exports after two batches of real lines."""
         topic, out, dlq = await new_topic(), await new_topic(), await new_topic()
         daemon = start_daemon(tmp_path, settings(kafka_bootstrap, topic, out, dlq))
         try:
             daemon.wait_ready()
-            with prometheus(tmp_path, scrape_config(f"127.0.0.1:{daemon.port}", [RULES])) as prom:
+            with prometheus(tmp_path, scrape_config(f"127.0.0.1:{daemon.port}", [RULES]), prometheus_exe) as prom:
                 await wait_until("a first scrape", lambda: emitted(prom, 0), daemon, prom)
                 await produce(topic, batch())
                 await wait_until("the first batch scraped", lambda: emitted(prom, 4), daemon, prom)
