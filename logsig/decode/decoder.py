@@ -28,11 +28,12 @@ import orjson
 
 from logsig.decode import otlp_proto
 from logsig.decode.envelopes import Context, build_event, map_events, refine_app_json
+from logsig.decode.kubernetes import make_source
 from logsig.decode.otlp import otlp_json_events, raw_body
 from logsig.decode.result import DecodeResult, failed, succeeded
 from logsig.decode.settings import DecodeSettings
 from logsig.decode.text import clean_line, parse_time, split_cri
-from logsig.records import RawRecord, Source
+from logsig.records import RawRecord
 
 _WHITESPACE = frozenset(b" \t\r\n")
 _BOM = b"\xef\xbb\xbf"
@@ -162,7 +163,7 @@ def _line(text: str, ctx: Context, cri: bool) -> DecodeResult:
     text = clean_line(text)
     if cri and text[:1] == "{":
         text, level, timestamp = refine_app_json(text, level, timestamp)
-    source = Source(cluster=ctx.cluster, stream=stream)
+    source = make_source(ctx.cluster, stream=stream)
     return succeeded((build_event(text, ctx, source, timestamp, level, partial),))
 
 

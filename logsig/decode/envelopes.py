@@ -23,7 +23,7 @@ from typing import Any
 
 import orjson
 
-from logsig.decode.kubernetes import record_source
+from logsig.decode.kubernetes import make_source, record_source
 from logsig.decode.result import DecodeResult, failed, succeeded
 from logsig.decode.text import (
     clean_line,
@@ -198,13 +198,17 @@ def build_event(
     text, truncated = truncate_utf8(text, ctx.max_bytes)
     origin = ctx.record.origin
     if source is None:
-        source = record_source({}, None, ctx.cluster)
+        source = make_source(ctx.cluster)
+    if timestamp is None:
+        timestamp = kafka_time(origin.timestamp_ms)
+    if level is None:
+        level = line_level(text)
     return LogEvent(
         message=text,
         origin=origin,
         source=source,
-        timestamp=timestamp or kafka_time(origin.timestamp_ms),
-        level=level or line_level(text),
+        timestamp=timestamp,
+        level=level,
         line=text,
         truncated=truncated,
         partial=partial,

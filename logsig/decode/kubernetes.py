@@ -15,7 +15,7 @@ Field names per shipper (docs/decoding.md has the full table):
 The cluster is never set by a shipper by default; it is probed under the spellings users add
 (``kubernetes.cluster_name``, ``kubernetes.cluster``, ``orchestrator.cluster.name``, top-level
 ``cluster_name`` / ``cluster`` / ``k8s_cluster``, ``fields.cluster``), then taken from settings.
-Label keys are kept exactly as the shipper wrote them (dotted or de-dotted).
+Label maps are kept exactly as the shipper wrote them (dotted or de-dotted keys).
 """
 
 from __future__ import annotations
@@ -26,73 +26,95 @@ from typing import Any
 from logsig.records import Source
 
 _CLUSTER_KEYS = ("cluster_name", "cluster", "k8s_cluster")
+_CLUSTER_HINTS = frozenset({"orchestrator", "fields", *_CLUSTER_KEYS})
+_NO_LABELS: dict[str, str] = {}
+_CACHE_SIZE = 4096
+_sources: dict[tuple[str | None, ...], Source] = {}
+
+
+def make_source(
+    cluster: str | None,
+    namespace: str | None = None,
+    pod: str | None = None,
+    container: str | None = None,
+    node: str | None = None,
+    stream: str | None = None,
+    labels: dict[str, str] = _NO_LABELS,
+) -> Source:
+    """A Source, shared with earlier records of the same pod and stream when equal.
+
+    Most records of a stream carry the same metadata; reusing the frozen value saves building
+    one per record. The memo holds at most 4,096 entries (cleared when full).
+    """
+    key = (cluster, namespace, pod, container, node, stream)
+    cached = _sources.get(key)
+    if cached is not None and cached.labels == labels:
+        return cached
+    if len(_sources) >= _CACHE_SIZE:
+        _sources.clear()
+    source = Source(cluster, namespace, pod, container, node, stream, labels)
+    _sources[key] = source
+    return source
 
 
 def _text(value: object) -> str | None:
     """``value`` if it is a non-empty string, else None."""
-    return value if isinstance(value, str) and value else None
+    return value if type(value) is str and value else None
 
 
 def _child(value: object, key: str) -> object:
     """``value[key]`` when ``value`` is a mapping, else None."""
-    return value.get(key) if isinstance(value, dict) else None
+    return value.get(key) if type(value) is dict else None
 
 
 def _labels(value: object) -> dict[str, str]:
-    """String-valued entries of a label map (other values are skipped)."""
-    if not isinstance(value, dict) or not value:
-        return {}
-    return {key: item for key, item in value.items() if isinstance(item, str)}
+    """A label map as the shipper wrote it (non-maps give no labels)."""
+    return value if type(value) is dict and value else _NO_LABELS
 
 
 def record_source(record: Mapping[str, Any], stream: str | None, fallback_cluster: str | None) -> Source:
     """The Source of a JSON/msgpack shipper record (any of the layouts above)."""
     kube = record.get("kubernetes")
     cluster = _cluster(record, kube) or fallback_cluster
-    if not isinstance(kube, dict):
-        return Source(cluster=cluster, stream=stream, container=_ecs_container(record))
+    if type(kube) is not dict:
+        return make_source(cluster, container=_ecs_container(record), stream=stream)
     if "pod_namespace" in kube or "pod_node_name" in kube:
-        return _vector_source(kube, cluster, stream)
+        return make_source(
+            cluster,
+            _text(kube.get("pod_namespace")),
+            _text(kube.get("pod_name")),
+            _text(kube.get("container_name")),
+            _text(kube.get("pod_node_name")),
+            stream,
+            _labels(kube.get("pod_labels")),
+        )
     if "pod_name" in kube or "namespace_name" in kube:
-        return Source(
-            cluster=cluster,
-            namespace=_text(kube.get("namespace_name")),
-            pod=_text(kube.get("pod_name")),
-            container=_text(kube.get("container_name")),
-            node=_text(kube.get("host")),
-            stream=stream,
-            labels=_labels(kube.get("labels")),
+        return make_source(
+            cluster,
+            _text(kube.get("namespace_name")),
+            _text(kube.get("pod_name")),
+            _text(kube.get("container_name")),
+            _text(kube.get("host")),
+            stream,
+            _labels(kube.get("labels")),
         )
     return _ecs_source(record, kube, cluster, stream)
-
-
-def _vector_source(kube: dict[str, Any], cluster: str | None, stream: str | None) -> Source:
-    """Vector ``kubernetes_logs`` field names."""
-    return Source(
-        cluster=cluster,
-        namespace=_text(kube.get("pod_namespace")),
-        pod=_text(kube.get("pod_name")),
-        container=_text(kube.get("container_name")),
-        node=_text(kube.get("pod_node_name")),
-        stream=stream,
-        labels=_labels(kube.get("pod_labels")),
-    )
 
 
 def _ecs_source(record: Mapping[str, Any], kube: dict[str, Any], cluster: str | None, stream: str | None) -> Source:
     """Filebeat / Elastic Agent (ECS) field names."""
     container = _text(_child(kube.get("container"), "name")) or _ecs_container(record)
     namespace = kube.get("namespace")
-    if isinstance(namespace, dict):
+    if type(namespace) is dict:
         namespace = namespace.get("name")
-    return Source(
-        cluster=cluster,
-        namespace=_text(namespace),
-        pod=_text(_child(kube.get("pod"), "name")),
-        container=container,
-        node=_text(_child(kube.get("node"), "name")),
-        stream=stream,
-        labels=_labels(kube.get("labels")),
+    return make_source(
+        cluster,
+        _text(namespace),
+        _text(_child(kube.get("pod"), "name")),
+        container,
+        _text(_child(kube.get("node"), "name")),
+        stream,
+        _labels(kube.get("labels")),
     )
 
 
@@ -103,15 +125,15 @@ def _ecs_container(record: Mapping[str, Any]) -> str | None:
 
 def _cluster(record: Mapping[str, Any], kube: object) -> str | None:
     """The cluster name a record carries, probed in the documented order, or None."""
-    if isinstance(kube, dict):
+    if type(kube) is dict and ("cluster_name" in kube or "cluster" in kube):
         found = _text(kube.get("cluster_name")) or _text(kube.get("cluster"))
         if found:
             return found
-    orchestrator = record.get("orchestrator")
-    if orchestrator is not None:
-        found = _text(_child(_child(orchestrator, "cluster"), "name"))
-        if found:
-            return found
+    if _CLUSTER_HINTS.isdisjoint(record):
+        return None
+    found = _text(_child(_child(record.get("orchestrator"), "cluster"), "name"))
+    if found:
+        return found
     for key in _CLUSTER_KEYS:
         found = _text(record.get(key))
         if found:
@@ -126,11 +148,11 @@ def otel_source(attributes: Mapping[str, object], stream: str | None, fallback_c
     Grafana Alloy ``otelcol.receiver.loki``) are read when the ``k8s.*`` ones are absent.
     """
     get = attributes.get
-    return Source(
-        cluster=_text(get("k8s.cluster.name")) or fallback_cluster,
-        namespace=_text(get("k8s.namespace.name")) or _text(get("namespace")),
-        pod=_text(get("k8s.pod.name")) or _text(get("pod")),
-        container=_text(get("k8s.container.name")) or _text(get("container")),
-        node=_text(get("k8s.node.name")) or _text(get("node_name")),
-        stream=stream,
+    return make_source(
+        _text(get("k8s.cluster.name")) or fallback_cluster,
+        _text(get("k8s.namespace.name")) or _text(get("namespace")),
+        _text(get("k8s.pod.name")) or _text(get("pod")),
+        _text(get("k8s.container.name")) or _text(get("container")),
+        _text(get("k8s.node.name")) or _text(get("node_name")),
+        stream,
     )

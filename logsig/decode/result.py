@@ -35,7 +35,6 @@ def failed(record: RawRecord, reason: str, detail: str) -> DecodeResult:
 
 def succeeded(events: tuple[LogEvent, ...]) -> DecodeResult:
     """A result holding ``events``; ``truncated`` is set when any of them was truncated."""
-    for event in events:
-        if event.truncated:
-            return DecodeResult(events=events, truncated=True)
-    return DecodeResult(events=events)
+    if len(events) == 1:
+        return DecodeResult(events, None, events[0].truncated)
+    return DecodeResult(events, None, any(event.truncated for event in events))
