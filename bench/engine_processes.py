@@ -1,0 +1,93 @@
+"""Whole-process comparison: ``logsig scan`` vs Google's mtail on the same file and patterns.
+
+For each catalog size the stream is written to a file, the catalog to a JSON file for
+``logsig scan FILE --catalog PATH --no-builtin`` and to an mtail program with one counter per
+pattern (``counter sig_N`` / ``/regex/ { sig_N++ }``). mtail's regexes are RE2 syntax: the
+catalog regex with named groups made plain (mtail turns names into variables) and ``\\Z``
+written ``\\z``; Go's ``\\d`` and ``\\w`` are ASCII, which if anything favours mtail.
+mtail (Debian package ``mtail``) runs with ``--one_shot``: read the file once, print the
+counters, exit. Both wall times include start-up and catalog compile.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from gen_catalog import catalog
+
+from logsig.matchers.signature import Signature
+
+_NAMED = re.compile(r"\(\?P<\w+>")
+
+
+def mtail_program(sigs: Sequence[Signature]) -> str:
+    """An mtail program counting the lines each signature's regex matches."""
+    parts = []
+    for index, sig in enumerate(sigs):
+        regex = _NAMED.sub("(?:", sig.regex).replace("\\Z", "\\z").replace("/", "\\/")
+        parts.append(f"counter sig_{index}\n/{regex}/ {{\n  sig_{index}++\n}}\n")
+    return "\n".join(parts)
+
+
+def _timed_run(command: list[str], timeout: float) -> tuple[float | None, str]:
+    """Wall seconds of ``command`` (None on timeout or failure) and the tail of its stderr."""
+    started = time.perf_counter()
+    try:
+        done = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                              timeout=timeout, check=False)
+    except subprocess.TimeoutExpired:
+        return None, f"timed out after {timeout:.0f} s"
+    seconds = time.perf_counter() - started
+    tail = done.stderr.decode(errors="replace")[-300:]
+    return (seconds if done.returncode == 0 else None), tail
+
+
+def _write_inputs(folder: Path, stream: Sequence[str], size: int) -> tuple[Path, Path, Path]:
+    sigs = catalog(size)
+    log = folder / "stream.log"
+    if not log.exists():
+        log.write_text("\n".join(stream) + "\n", encoding="utf-8")
+    records = folder / f"catalog-{size}.json"
+    records.write_text(json.dumps([sig.to_record() for sig in sigs]), encoding="utf-8")
+    progs = folder / f"mtail-{size}"
+    progs.mkdir(exist_ok=True)
+    (progs / "catalog.mtail").write_text(mtail_program(sigs), encoding="utf-8")
+    return log, records, progs
+
+
+def run_processes(stream: Sequence[str], sizes: Sequence[int], timeout: float) -> None:
+    """Time ``logsig scan`` and mtail per catalog size and print lines/s and the ratio."""
+    mtail = shutil.which("mtail")
+    print(f"\nwhole processes on {len(stream):,} lines (wall time incl. start-up and compile)")
+    print(f"{'sigs':>6} {'logsig scan l/s':>16} {'mtail l/s':>12} {'scan/mtail':>11}")
+    with tempfile.TemporaryDirectory(prefix="logsig-bench-") as tmp:
+        folder = Path(tmp)
+        for size in sizes:
+            log, records, progs = _write_inputs(folder, stream, size)
+            scan_s, scan_err = _timed_run(
+                [sys.executable, "-m", "logsig", "scan", str(log), "--catalog", str(records),
+                 "--no-builtin"], timeout)
+            mtail_s, mtail_err = (None, "mtail not installed") if mtail is None else _timed_run(
+                [mtail, "--one_shot", "--one_shot_format", "prometheus", "--logtostderr",
+                 "--max_regexp_length", "100000", "--progs", str(progs), "--logs", str(log)],
+                timeout)
+            _print_row(size, len(stream), scan_s, mtail_s)
+            for name, seconds, err in (("logsig scan", scan_s, scan_err),
+                                       ("mtail", mtail_s, mtail_err)):
+                if seconds is None:
+                    print(f"       {name}: {err.strip().splitlines()[-1] if err.strip() else '?'}")
+
+
+def _print_row(size: int, lines: int, scan_s: float | None, mtail_s: float | None) -> None:
+    scan = f"{lines / scan_s:,.0f}" if scan_s else "failed"
+    other = f"{lines / mtail_s:,.0f}" if mtail_s else "failed"
+    ratio = f"{mtail_s / scan_s:.1f}" if scan_s and mtail_s else "-"
+    print(f"{size:>6} {scan:>16} {other:>12} {ratio:>11}")
