@@ -90,7 +90,9 @@ class Traceback(Held):
         "identity",
         "last_frame",
         "lines",
+        "prefix",
         "proc",
+        "repeated",
         "size",
         "state",
         "stream",
@@ -99,7 +101,9 @@ class Traceback(Held):
     def __init__(self, key: GroupKey, stream: GroupKey, line: Line, first: LogEvent, now: float) -> None:
         super().__init__(key, first, now)
         self.stream = stream
+        self.prefix = line.prefix
         self.identity = line.identity
+        self.repeated = False
         self.proc = line.proc
         self.lines = [line.body]
         self.size = len(line.body)
@@ -110,14 +114,15 @@ class Traceback(Held):
     def accepts(self, line: Line) -> bool:
         """Whether ``line`` continues this traceback.
 
-        A line with this group's prefix identity always does (vLLM writes its header on every
-        line of one record). A line without a prefix, or with only the outer part of the first
-        line's prefix (SGLang heads only the first line), does when it fits the traceback's shape:
-        frames until the exception line, then blank lines, chain marks, a new
-        ``Traceback`` after a chain mark, indented message lines, or ``File`` lines (a line of
-        other output interleaved before the frames went on).
+        A line with exactly the prefix of the group's lines always does, once the second line
+        showed the prefix repeated (vLLM writes the same header on every line of one record).
+        A line without a prefix, or whose prefix (clock aside) is the outer part of the first
+        line's (SGLang heads only the first line; Python ``logging`` stamps each line), does
+        when it fits the traceback's shape: frames until the exception line, then blank
+        lines, chain marks, a new ``Traceback`` after a chain mark, indented message lines, or
+        ``File`` lines (a line of other output interleaved before the frames went on).
         """
-        if self.identity and line.identity == self.identity:
+        if line.prefix and line.prefix == self.prefix and (self.repeated or len(self.lines) == 1):
             return True
         if line.prefix and not self.identity.startswith(line.identity):
             return False
@@ -132,6 +137,8 @@ class Traceback(Held):
         """Append ``line`` (already accepted) and follow the traceback's shape."""
         if not self.lines:
             self.first = event
+        elif len(self.lines) == 1 and line.prefix and line.prefix == self.prefix:
+            self.repeated = True
         self.cover(event)
         self.last_seen = now
         self.lines.append(line.body)

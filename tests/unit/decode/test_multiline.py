@@ -146,6 +146,14 @@ class TestTracebacks:
         out = feed_all(assembler, [*lines_of(texts), after])
         assert [(tail[0], 5), (after.message, 0)] == [(e.line, len(e.context)) for e in out]
 
+    def test_header_on_the_first_line_only_does_not_swallow_later_lines(self) -> None:
+        """After an SGLang traceback, the next SGLang line of the same second is its own event."""
+        head = "[2025-03-29 18:18:34 TP0] "
+        texts = [head + "Scheduler hit an exception: " + TRACEBACK[0], *TRACEBACK[1:]]
+        after = event(head + "Load weight end.", 9)
+        out = feed_all(Assembler(DecodeSettings()), [*lines_of(texts), after])
+        assert [ERROR, after.message] == [e.line for e in out]
+
     def test_traceback_inside_one_message_gets_its_final_line(self) -> None:
         """A message that already holds a whole traceback reports its exception line."""
         text = "Method Prefill encountered an error.\n" + "\n".join(TRACEBACK)
