@@ -21,6 +21,7 @@ The decoder never raises: an unexpected error becomes a ``decode_error`` failure
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Callable
 
 import msgpack
@@ -134,7 +135,7 @@ def _json_other(value: bytes, ctx: Context) -> DecodeResult:
 def _msgpack(value: bytes, ctx: Context, strict: bool) -> DecodeResult:
     """A Fluent Bit ``format msgpack`` map; not a map: failure (``strict``) or text."""
     try:
-        obj = msgpack.unpackb(value, raw=False, strict_map_key=False)
+        obj = msgpack.unpackb(value, raw=False, strict_map_key=False, timestamp=1, ext_hook=_event_time)
     except Exception as error:  # msgpack raises several unrelated types on bad input
         if strict:
             return failed(ctx.record, "invalid_msgpack", f"{type(error).__name__}: {error}")
@@ -142,6 +143,15 @@ def _msgpack(value: bytes, ctx: Context, strict: bool) -> DecodeResult:
     if type(obj) is not dict:
         return failed(ctx.record, "invalid_msgpack", f"msgpack value is a {type(obj).__name__}")
     return map_events(obj, ctx, None)
+
+
+def _event_time(code: int, data: bytes) -> object:
+    """Fluent Bit's msgpack ``EventTime`` (ext type 0: big-endian uint32 seconds, nanoseconds)
+    as float epoch seconds; other extension types are kept as they are."""
+    if code == 0 and len(data) == 8:
+        seconds, nanoseconds = struct.unpack(">II", data)
+        return seconds + nanoseconds / 1e9
+    return msgpack.ExtType(code, data)
 
 
 def _text(value: bytes, ctx: Context, cri: bool, not_utf8: str = "not_utf8") -> DecodeResult:

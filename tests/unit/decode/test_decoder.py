@@ -103,6 +103,13 @@ class TestTextDetection:
         value = msgpack.packb({"@timestamp": 1.7e9, "log": OOM, "kubernetes": {"pod_name": "p"}})
         assert [OOM] == messages(value)
 
+    def test_msgpack_event_time_is_read(self) -> None:
+        """Fluent Bit's EventTime extension (seconds, nanoseconds) is the record time."""
+        event_time = msgpack.ExtType(0, (1746361380).to_bytes(4, "big") + (5 * 10**8).to_bytes(4, "big"))
+        value = msgpack.packb({"@timestamp": event_time, "log": OOM, "kubernetes": {"pod_name": "p"}})
+        stamp = decode(value).events[0].timestamp
+        assert "2025-05-04T12:23:00.500000+00:00" == (stamp.isoformat() if stamp else None)
+
     def test_ansi_colour_codes_are_removed(self) -> None:
         """Colour escapes around the vLLM process prefix do not reach the matcher."""
         value = b"\x1b[1;36m(EngineCore_DP0 pid=279)\x1b[0;0m INFO 12-02 15:47:51 [core.py:93] ok"
