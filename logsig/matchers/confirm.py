@@ -15,7 +15,8 @@ The guarded fallback is Python ``re`` on a bounded window: the first and last
   by ``logsig catalog lint``), because rejecting them would drop known failures from the
   catalog, and a bounded window keeps a polynomial backtracker bounded per message;
 - the candidates RE2 could answer differently (:attr:`Translation.caveats`): non-ASCII messages
-  for an undecided Unicode ``\\b``, messages ending in ``\\n`` for a non-MULTILINE ``$``.
+  for an undecided Unicode ``\\b``, messages ending in ``\\n`` for a non-MULTILINE ``$``, the
+  empty message for ``\\B``.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from typing import Any
 
 import re2
 
-from logsig.matchers.regex_compat import END_NEWLINE, UNICODE_BOUNDARY, Translation
+from logsig.matchers.regex_compat import EMPTY_TEXT, END_NEWLINE, UNICODE_BOUNDARY, Translation
 
 _UNANCHORED = re2._Anchor.UNANCHORED
 FALLBACK_WINDOW_CHARS = 4096
@@ -74,6 +75,8 @@ class Confirmer:
         if UNICODE_BOUNDARY in caveats and not text.isascii():
             return True
         if END_NEWLINE in caveats and text.endswith("\n"):
+            return True
+        if EMPTY_TEXT in caveats and not text:
             return True
         return not self.compile_re2()
 

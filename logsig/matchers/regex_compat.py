@@ -16,8 +16,9 @@ syntax accepted is exactly ``re``'s) and writes it twice:
 
 ``caveats`` names the messages for which RE2 may answer differently from ``re``
 (:data:`~logsig.matchers.regex_writer.UNICODE_BOUNDARY`: non-ASCII messages;
-:data:`~logsig.matchers.regex_writer.END_NEWLINE`: messages ending in ``\\n``); the engine sends
-those messages to the guarded fallback for that signature.
+:data:`~logsig.matchers.regex_writer.END_NEWLINE`: messages ending in ``\\n``;
+:data:`~logsig.matchers.regex_writer.EMPTY_TEXT`: the empty message); the engine sends those
+messages to the guarded fallback for that signature.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from typing import Any
 from logsig.matchers import charsets
 from logsig.matchers.charsets import Ranges
 from logsig.matchers.regex_writer import (
+    EMPTY_TEXT,
     END_NEWLINE,
     PREFILTER_MAX_REPEAT,
     UNICODE_BOUNDARY,
@@ -41,7 +43,7 @@ from logsig.matchers.regex_writer import (
     quantifier,
 )
 
-__all__ = ["END_NEWLINE", "UNICODE_BOUNDARY", "Translation", "translate"]
+__all__ = ["EMPTY_TEXT", "END_NEWLINE", "UNICODE_BOUNDARY", "Translation", "translate"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -133,8 +133,8 @@ class Writer:
             group, add, remove, sub = av
             inner = combine_flags(flags, add, remove)
             if group:
-                self.group_trees[group] = (list(sub), inner)
-            return self.group(group, self.sequence(list(sub), inner))
+                self.group_trees.setdefault(group, (list(sub), inner))
+            return self.open_group(group) + self.sequence(list(sub), inner) + ")"
         if op is sre.BRANCH:
             return "(?:" + "|".join(self.sequence(list(alt), flags) for alt in av[1]) + ")"
         if op is sre.AT:
@@ -155,9 +155,9 @@ class Writer:
         return "(?:" + self.sequence(list(sub), flags) + ")" + quantifier(
             low, high, op is sre.MIN_REPEAT)
 
-    def group(self, group: int | None, inner: str) -> str:
-        """A group around ``inner``."""
-        return "(?:" + inner + ")"
+    def open_group(self, group: int | None) -> str:
+        """The opening of a group (its contents and ``)`` follow)."""
+        return "(?:"
 
     def anchor(self, code: Any, items: list[Item], index: int, flags: int) -> str:
         """An AT node."""
@@ -169,9 +169,11 @@ class Writer:
 
 
 UNICODE_BOUNDARY = "unicode_boundary"
-"""Caveat: ``\\b``/``\\B`` whose sides are not known; RE2's ASCII ``\\b`` is exact on ASCII text."""
+"""Caveat: ``\\b``/``\\B`` whose sides are not known; RE2's (ASCII, per byte) is exact on ASCII text."""
 END_NEWLINE = "end_newline"
 """Caveat: ``$`` outside MULTILINE, which ``re`` also matches before a final ``\\n``."""
+EMPTY_TEXT = "empty_text"
+"""Caveat: ``\\B``, which ``re`` never matches in an empty string and RE2 does."""
 
 
 def edge_set(item: Item, flags: int, *, last: bool) -> Ranges | None:
@@ -222,13 +224,13 @@ class Re2Writer(Writer):
             self.unsupported.append(f"repeat count above {RE2_MAX_REPEAT}")
         return super().repeat(op, av, flags)
 
-    def group(self, group: int | None, inner: str) -> str:
-        """Named groups capture; numbered-only groups do not (only names are reported)."""
+    def open_group(self, group: int | None) -> str:
+        """Named groups capture, numbered in opening order; the others do not (names only)."""
         name = self.group_names.get(group) if group else None
         if name is None:
-            return "(?:" + inner + ")"
+            return "(?:"
         self.captures.append(name)
-        return f"(?P<g{len(self.captures)}>{inner})"
+        return f"(?P<g{len(self.captures)}>"
 
     def anchor(self, code: Any, items: list[Item], index: int, flags: int) -> str:
         """``^ $ \\A \\Z \\b \\B`` with ``re``'s meaning."""
@@ -251,6 +253,10 @@ class Re2Writer(Writer):
             known = static_boundary(items, index, flags)
             if known is not None:
                 return "" if known == wanted else NEVER
+        if not wanted:
+            # RE2's \B also holds between the bytes of one UTF-8 character, and in an empty text
+            self.caveats.update((EMPTY_TEXT, UNICODE_BOUNDARY))
+        elif not flags & ASCII:
             self.caveats.add(UNICODE_BOUNDARY)
         return "\\b" if wanted else "\\B"
 

@@ -1,0 +1,139 @@
+"""``logsig explain``: why a line does or does not match, for signature authors (pure).
+
+:func:`explain` reports the signatures that match (span and captures, from the engine) and,
+for the ``nearest`` signatures that do not, where their regex stops: the longest prefix of a
+top-level alternative that still matches somewhere in the line (found by bisection, since a
+longer prefix only matches where a shorter one does), the piece where it stops and the
+position in the line where that piece was expected. Nearness is the share of the alternative's
+pieces that matched. :func:`render` writes it for a terminal.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from logsig.matchers.engine import Engine
+from logsig.matchers.regex_pieces import Alternative, alternatives
+from logsig.matchers.signature import Signature
+
+CONTEXT_CHARS = 30
+"""Characters of the line shown on each side of a stop position."""
+
+
+@dataclass(frozen=True, slots=True)
+class Matched:
+    """A signature that matches: ``span`` and ``captures`` as ``re.Match`` gives them."""
+
+    signature_id: str
+    span: tuple[int, int]
+    captures: Mapping[str, str | None]
+
+
+@dataclass(frozen=True, slots=True)
+class NearMiss:
+    """A signature that does not match, and where it stops.
+
+    matched: the regex prefix that still matches; span: where it matches in the line (its end
+    is where ``stops_at``, the next piece and the literal text after it, was expected);
+    pieces: ``(matched, total)`` pieces of the alternative.
+    """
+
+    signature_id: str
+    matched: str
+    stops_at: str
+    span: tuple[int, int]
+    pieces: tuple[int, int]
+
+    @property
+    def nearness(self) -> float:
+        """Share of the alternative's pieces that matched, in [0, 1]."""
+        return self.pieces[0] / self.pieces[1] if self.pieces[1] else 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class Explanation:
+    """The line, its matches (catalog order) and its nearest misses (nearest first)."""
+
+    line: str
+    matches: tuple[Matched, ...]
+    near_misses: tuple[NearMiss, ...]
+
+
+def explain(line: str, signatures: Sequence[Signature], nearest: int = 3) -> Explanation:
+    """Explain ``line`` against ``signatures``. Raises ``re.error`` for a regex that does not parse."""
+    found = Engine(signatures).match(line)
+    matched_ids = {m.signature.id for m in found}
+    misses = [miss for sig in signatures if sig.id not in matched_ids
+              if (miss := near_miss(line, sig)) is not None]
+    misses.sort(key=lambda miss: -miss.nearness)
+    return Explanation(line, tuple(Matched(m.signature.id, m.span, m.captures) for m in found),
+                       tuple(misses[:nearest]))
+
+
+def near_miss(line: str, sig: Signature) -> NearMiss | None:
+    """Where ``sig`` stops on ``line``: its best alternative; None if not even a piece matches."""
+    best: NearMiss | None = None
+    for alternative in alternatives(sig.regex):
+        miss = _stop(line, sig.id, alternative)
+        if miss is not None and (best is None or miss.nearness > best.nearness):
+            best = miss
+    return best
+
+
+def _stop(line: str, sig_id: str, alternative: Alternative) -> NearMiss | None:
+    low, high = 0, len(alternative.pieces)  # prefix `low` matches; `high + 1` pieces never tried
+    while low < high:
+        middle = (low + high + 1) // 2
+        if _search(alternative.prefix(middle), line) is not None:
+            low = middle
+        else:
+            high = middle - 1
+    span = _search(alternative.prefix(low), line)
+    if low == 0 or low == len(alternative.pieces) or span is None:
+        return None
+    return NearMiss(sig_id, alternative.prefix(low), _expected(alternative.pieces[low:]), span,
+                    (low, len(alternative.pieces)))
+
+
+def _search(regex: str, line: str) -> tuple[int, int] | None:
+    try:
+        found = re.search(regex, line)
+    except re.error:
+        return None
+    return None if found is None else found.span()
+
+
+def _expected(rest: Sequence[str]) -> str:
+    """The first piece and the literal characters that follow it."""
+    out = [rest[0]]
+    for piece in rest[1:]:
+        if len(piece) != 1 or piece in "^$.()[]{}*+?|\\":
+            break
+        out.append(piece)
+    return "".join(out)
+
+
+def render(explanation: Explanation) -> str:
+    """The explanation as terminal lines: matches, then each near miss with a caret under the line."""
+    line = explanation.line
+    out = [f"line: {line!r}"]
+    if not explanation.matches:
+        out.append("no signature matches")
+    for match in explanation.matches:
+        out.append(f"match  {match.signature_id}  span {match.span[0]}-{match.span[1]}  "
+                   f"captures {dict(match.captures)}")
+    for miss in explanation.near_misses:
+        start, end = miss.span
+        out.append(f"near   {miss.signature_id}  {miss.pieces[0]}/{miss.pieces[1]} pieces match "
+                   f"(line {start}-{end}): {miss.matched!r}")
+        out.append(f"       stops at {end}, expected {miss.stops_at!r}")
+        out.extend(_caret(line, end))
+    return "\n".join(out)
+
+
+def _caret(line: str, position: int) -> list[str]:
+    left = max(0, position - CONTEXT_CHARS)
+    snippet = line[left:position + CONTEXT_CHARS].replace("\n", " ").replace("\t", " ")
+    return ["       " + snippet, "       " + " " * (position - left) + "^"]

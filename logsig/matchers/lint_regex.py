@@ -1,0 +1,68 @@
+"""Regex checks of ``logsig catalog lint`` that look inside the engine's two phases.
+
+- :func:`engine_problems`: what phase one (Vectorscan) or phase two (RE2) cannot do with a
+  regex: a prefilter that cannot be compiled, a regex that can never match, RE2 refusing it;
+- :func:`nested_repeat`: an unbounded repeat inside another (``(a+)+``, ``(.*x)*``), the shape of
+  exponential backtracking, which matters for signatures on the backtracking fallback.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from re import _constants as sre  # type: ignore[attr-defined]
+from re import _parser  # type: ignore[attr-defined]
+from typing import Any, Literal
+
+from logsig.matchers.confirm import Confirmer
+
+_REPEATS = (sre.MAX_REPEAT, sre.MIN_REPEAT, sre.POSSESSIVE_REPEAT)
+
+
+def engine_problems(confirmer: Confirmer,
+                    prefilter_failure: str | None) -> Iterator[tuple[Literal["error", "warning"], str]]:
+    """``(severity, message)`` for each phase that cannot take the regex as it is.
+
+    prefilter_failure: Hyperscan's reason when the catalog's prefilter rejected this pattern.
+    """
+    if confirmer.translation.prefilter is None:
+        yield "warning", "phase one cannot narrow it (it can match empty): checked against every message"
+    elif prefilter_failure is not None:
+        if "never match" in prefilter_failure:
+            yield "error", "can never match (unreachable)"
+        else:
+            yield "warning", (f"phase one cannot compile it ({prefilter_failure}): "
+                              "checked against every message")
+    if confirmer.translation.linear and not confirmer.compile_re2():
+        yield "warning", f"RE2 rejects it ({confirmer.re2_error}): runs on the guarded fallback"
+
+
+def nested_repeat(regex: str) -> bool:
+    """Whether ``regex`` has an unbounded repeat inside a repeat that can iterate more than once."""
+    return _nested(list(_parser.parse(regex)), inside=False)
+
+
+def _nested(items: list[Any], *, inside: bool) -> bool:
+    for op, av in items:
+        if op in _REPEATS:
+            unbounded = av[1] == sre.MAXREPEAT
+            if inside and unbounded:
+                return True
+            if _nested(list(av[2]), inside=inside or av[1] > 1):
+                return True
+        elif any(_nested(child, inside=inside) for child in _children(op, av)):
+            return True
+    return False
+
+
+def _children(op: Any, av: Any) -> list[list[Any]]:
+    if op is sre.SUBPATTERN:
+        return [list(av[3])]
+    if op is sre.BRANCH:
+        return [list(alt) for alt in av[1]]
+    if op in (sre.ASSERT, sre.ASSERT_NOT):
+        return [list(av[1])]
+    if op is sre.ATOMIC_GROUP:
+        return [list(av)]
+    if op is sre.GROUPREF_EXISTS:
+        return [list(av[1])] + ([list(av[2])] if av[2] is not None else [])
+    return []
