@@ -63,6 +63,14 @@ class DaemonProcess:
             time.sleep(0.1)
         raise AssertionError(f"logsig not ready in {timeout_s}s:\n{self.log()}")
 
+    def wait_metric(self, name: str, at_least: float, timeout_s: float = 60.0, **labels: str) -> None:
+        """Poll /metrics until the sum of ``name`` samples with ``labels`` reaches ``at_least``."""
+        deadline = time.monotonic() + timeout_s
+        while metric_value(self.metrics(), name, **labels) < at_least:
+            assert self.process.poll() is None, self.log()
+            assert time.monotonic() < deadline, f"{name} did not reach {at_least}:\n{self.log()}"
+            time.sleep(0.1)
+
     def terminate(self, timeout_s: float = 60.0) -> int:
         """SIGTERM and wait; returns the exit code."""
         self.process.send_signal(signal.SIGTERM)

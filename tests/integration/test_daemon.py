@@ -2,23 +2,20 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
-import time
 from pathlib import Path
 from typing import Any
 
 import orjson
-from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
-from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
 from logsig.config import load_settings
 from logsig.matchers.catalog import load_catalog
 from logsig.matchers.engine import Engine
 from logsig.pipeline import Pipeline
 from logsig.records import Origin, RawRecord
-from tests.integration.daemon_proc import DaemonProcess, metric_value, start_daemon
+from tests.integration.daemon_proc import metric_value, start_daemon
+from tests.integration.kafka_util import lag, make_topic, produce, read_all, wait_committed
 
 CORPUS = Path(__file__).parents[1] / "data" / "corpus"
 SEED_ID = "llm/vllm-cuda-oom-during-prefill"
@@ -61,77 +58,6 @@ def _mixed_stream() -> tuple[list[bytes], list[str], list[bool]]:
     return values, [line for line, _ in lines], [is_benign for _, is_benign in lines]
 
 
-async def _topic(bootstrap: str, partitions: int = 1, max_message_bytes: int | None = None) -> str:
-    name = f"it-{time.monotonic_ns()}"
-    configs = {"max.message.bytes": str(max_message_bytes)} if max_message_bytes else {}
-    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
-    await admin.start()
-    try:
-        await admin.create_topics([NewTopic(name, partitions, 1, topic_configs=configs)])
-    finally:
-        await admin.close()
-    await asyncio.sleep(0)
-    return name
-
-
-async def _produce(bootstrap: str, topic: str, values: list[bytes]) -> list[tuple[int, int]]:
-    producer = AIOKafkaProducer(bootstrap_servers=bootstrap, enable_idempotence=True, acks="all",
-                                max_request_size=16 * 1024 * 1024)
-    await producer.start()
-    try:
-        futures = [await producer.send(topic, v, key=f"k{i % 7}".encode()) for i, v in enumerate(values)]
-        return [(m.partition, m.offset) for m in await asyncio.gather(*futures)]
-    finally:
-        await producer.stop()
-
-
-async def _read_all(bootstrap: str, topic: str, minimum: int, timeout_s: float = 60.0,
-                    settle: bool = True) -> list[Any]:
-    """Records of ``topic`` from the start: at least ``minimum`` (unless the deadline passes), then,
-    with ``settle``, until a poll comes back empty."""
-    consumer = AIOKafkaConsumer(topic, bootstrap_servers=bootstrap, auto_offset_reset="earliest",
-                                enable_auto_commit=False, group_id=None)
-    await consumer.start()
-    try:
-        out: list[Any] = []
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            batches = await consumer.getmany(timeout_ms=300)
-            out.extend(r for batch in batches.values() for r in batch)
-            if len(out) >= minimum and (not settle or not batches):
-                break
-        return out
-    finally:
-        await consumer.stop()
-
-
-async def _lag(bootstrap: str, group_id: str, topic: str) -> int:
-    """Records of ``topic`` not yet committed by ``group_id``."""
-    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
-    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap)
-    await admin.start()
-    await consumer.start()
-    try:
-        described = await admin.describe_topics([topic])
-        partitions = [TopicPartition(topic, p["partition"]) for t in described for p in t["partitions"]]
-        assert partitions, f"no partitions known for {topic}"
-        ends = await consumer.end_offsets(partitions)
-        committed = await admin.list_consumer_group_offsets(group_id)
-        return sum(ends[tp] - (committed[tp].offset if tp in committed else 0) for tp in partitions)
-    finally:
-        await admin.close()
-        await consumer.stop()
-
-
-async def _wait_committed(bootstrap: str, group_id: str, topic: str, daemon: DaemonProcess,
-                          timeout_s: float = 120.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while await _lag(bootstrap, group_id, topic) > 0:
-        assert daemon.process.poll() is None, daemon.log()
-        assert time.monotonic() < deadline, f"offsets not committed in time\n{daemon.log()}"
-        await asyncio.sleep(0.2)
-
-
 def _settings(bootstrap: str, topic: str, out: str, dlq: str, group: str, **kafka: Any) -> dict[str, Any]:
     """Daemon settings; one record is one message here (multi-line assembly has its own tests)."""
     return {"kafka": {"bootstrap_servers": bootstrap, "topics": [topic], "output_topic": out,
@@ -160,16 +86,16 @@ def _offline_expected(values: list[bytes], coords: list[tuple[int, int]], topic:
 class TestDaemonEndToEnd:
     async def test_real_logs_become_incidents_and_counters(self, kafka_bootstrap: str, tmp_path: Path) -> None:
         """Seed-matching lines give seed incidents, benign lines none, counters equal incidents, offsets committed."""
-        topic = await _topic(kafka_bootstrap, partitions=3)
-        out, dlq = await _topic(kafka_bootstrap), await _topic(kafka_bootstrap)
+        topic = await make_topic(kafka_bootstrap, partitions=3)
+        out, dlq = await make_topic(kafka_bootstrap), await make_topic(kafka_bootstrap)
         values, lines, benign = _mixed_stream()
-        coords = await _produce(kafka_bootstrap, topic, values)
+        coords = await produce(kafka_bootstrap, topic, values)
         expected = _offline_expected(values, coords, topic)
         daemon = start_daemon(tmp_path, _settings(kafka_bootstrap, topic, out, dlq, "g-e2e"))
         try:
             daemon.wait_ready()
-            await _wait_committed(kafka_bootstrap, "g-e2e", topic, daemon)
-            records = await _read_all(kafka_bootstrap, out, len(expected))
+            await wait_committed(kafka_bootstrap, "g-e2e", topic, daemon)
+            records = await read_all(kafka_bootstrap, out, len(expected))
             incidents = [orjson.loads(r.value) for r in records]
             metrics = daemon.metrics()
         finally:
@@ -195,42 +121,42 @@ class TestDaemonEndToEnd:
 
     async def test_sigterm_mid_stream_then_restart_loses_nothing(self, kafka_bootstrap: str, tmp_path: Path) -> None:
         """A SIGTERM while records are pending exits 0; a restart resumes and every incident arrives."""
-        topic = await _topic(kafka_bootstrap, partitions=2)
-        out, dlq = await _topic(kafka_bootstrap), await _topic(kafka_bootstrap)
+        topic = await make_topic(kafka_bootstrap, partitions=2)
+        out, dlq = await make_topic(kafka_bootstrap), await make_topic(kafka_bootstrap)
         oom = load_catalog().by_id()[SEED_ID].signature
         benign = _benign_lines()
         values = [(oom if n % 500 == 0 else benign[n % len(benign)]).encode() for n in range(40_000)]
-        coords = await _produce(kafka_bootstrap, topic, values)
+        coords = await produce(kafka_bootstrap, topic, values)
         expected = {coords[n] for n in range(0, len(values), 500)}
         settings = _settings(kafka_bootstrap, topic, out, dlq, "g-restart", max_poll_records=50)
         first = start_daemon(tmp_path, settings, name="first")
         first.wait_ready()
-        await _read_all(kafka_bootstrap, out, 1, timeout_s=60, settle=False)
+        await read_all(kafka_bootstrap, out, 1, timeout_s=60, settle=False)
         assert 0 == first.terminate()
-        assert 0 < await _lag(kafka_bootstrap, "g-restart", topic), "the first run consumed everything"
+        assert 0 < await lag(kafka_bootstrap, "g-restart", topic), "the first run consumed everything"
         second = start_daemon(tmp_path, settings, name="second")
         try:
             second.wait_ready()
-            await _wait_committed(kafka_bootstrap, "g-restart", topic, second)
+            await wait_committed(kafka_bootstrap, "g-restart", topic, second)
         finally:
             assert 0 == second.terminate()
-        incidents = [orjson.loads(r.value) for r in await _read_all(kafka_bootstrap, out, len(expected))]
+        incidents = [orjson.loads(r.value) for r in await read_all(kafka_bootstrap, out, len(expected))]
         assert expected == {(i["source"]["partition"], i["source"]["offset"]) for i in incidents}
 
     async def test_bad_input_is_counted_and_dead_lettered(self, kafka_bootstrap: str, tmp_path: Path) -> None:
         """Empty, non-UTF-8, huge, non-object and message-less values never stop the consumer."""
-        topic = await _topic(kafka_bootstrap, max_message_bytes=20 * 1024 * 1024)
-        out, dlq = await _topic(kafka_bootstrap), await _topic(kafka_bootstrap)
+        topic = await make_topic(kafka_bootstrap, max_message_bytes=20 * 1024 * 1024)
+        out, dlq = await make_topic(kafka_bootstrap), await make_topic(kafka_bootstrap)
         oom = load_catalog().by_id()[SEED_ID].signature
         values = [b"", b"\xff\xfe\x00\x81garbage", b"x" * (10 * 1024 * 1024), b"[1, 2, 3]",
                   b'{"kubernetes": {"pod_name": "p"}, "stream": "stderr"}', oom.encode()]
-        await _produce(kafka_bootstrap, topic, values)
+        await produce(kafka_bootstrap, topic, values)
         daemon = start_daemon(tmp_path, _settings(kafka_bootstrap, topic, out, dlq, "g-bad"))
         try:
             daemon.wait_ready()
-            await _wait_committed(kafka_bootstrap, "g-bad", topic, daemon)
-            incidents = [orjson.loads(r.value) for r in await _read_all(kafka_bootstrap, out, 1)]
-            dead = await _read_all(kafka_bootstrap, dlq, 4)
+            await wait_committed(kafka_bootstrap, "g-bad", topic, daemon)
+            incidents = [orjson.loads(r.value) for r in await read_all(kafka_bootstrap, out, 1)]
+            dead = await read_all(kafka_bootstrap, dlq, 4)
             metrics = daemon.metrics()
         finally:
             assert 0 == daemon.terminate()
