@@ -12,9 +12,10 @@ from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from tests.integration.daemon_proc import DaemonProcess
 
 
-async def make_topic(bootstrap: str, partitions: int = 1, max_message_bytes: int | None = None) -> str:
-    """A new uniquely named topic, returned once every partition has a leader."""
-    name = f"it-{time.monotonic_ns()}"
+async def make_topic(bootstrap: str, partitions: int = 1, max_message_bytes: int | None = None,
+                     name: str | None = None) -> str:
+    """A new topic (uniquely named unless ``name``), returned once every partition has a leader."""
+    name = name or f"it-{time.monotonic_ns()}"
     configs = {"max.message.bytes": str(max_message_bytes)} if max_message_bytes else {}
     admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
     await admin.start()
