@@ -101,7 +101,7 @@ class TestDecodeStream:
         first.process.send_signal(signal.SIGKILL)
         first.process.wait(timeout=30)
         assert 4 == await lag(kafka_bootstrap, "g-crash", topic), "held traceback records must stay uncommitted"
-        await produce(kafka_bootstrap, topic, second_half + [_fluent_bit("INFO next")], keys=[b"sglang-0"] * 5)
+        await produce(kafka_bootstrap, topic, [*second_half, _fluent_bit("INFO next")], keys=[b"sglang-0"] * 5)
         second = start_daemon(tmp_path, settings, name="second")
         try:
             second.wait_ready()
