@@ -10,14 +10,11 @@ marked ``integration``.
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import os
-import sys
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -25,8 +22,9 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRecord
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.structs import RecordMetadata
 
+from tests.integration.local_kafka import load_kafka_script
+
 HERE = Path(__file__).resolve().parent
-KAFKA_SCRIPT = HERE.parent.parent / "deploy" / "local" / "kafka.py"
 BROKER_START_TIMEOUT_S = 180.0
 TOPIC_READY_TIMEOUT_S = 30.0
 
@@ -42,15 +40,6 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.integration)
 
 
-def _load_kafka_script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("logsig_local_kafka", KAFKA_SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.fixture(scope="session")
 def kafka_bootstrap(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """Bootstrap address ``"host:port"`` of the session's broker."""
@@ -58,7 +47,7 @@ def kafka_bootstrap(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     if given:
         yield given
         return
-    kafka = _load_kafka_script()
+    kafka = load_kafka_script()
     state_dir = Path(os.environ.get("LOGSIG_TEST_STATE_DIR") or tmp_path_factory.mktemp("kafka"))
     broker = kafka.start(state_dir, timeout_s=BROKER_START_TIMEOUT_S)
     try:

@@ -3,28 +3,16 @@
 from __future__ import annotations
 
 import asyncio
-import importlib.util
-import sys
 from pathlib import Path
-from types import ModuleType
 
 import orjson
 
 from logsig.matchers.catalog import load_catalog
 from tests.integration.daemon_proc import free_port, http_get, start_daemon
 from tests.integration.kafka_util import make_topic, produce, read_all
+from tests.integration.local_kafka import load_kafka_script
 
-KAFKA_SCRIPT = Path(__file__).parents[2] / "deploy" / "local" / "kafka.py"
 SEED_ID = "llm/vllm-cuda-oom-during-prefill"
-
-
-def _kafka() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("logsig_local_kafka_outage", KAFKA_SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 async def _wait_for(predicate, timeout_s: float = 60.0) -> None:  # type: ignore[no-untyped-def]
@@ -43,7 +31,7 @@ class TestBrokerOutage:
                               "output_topic": "late-incidents", "dead_letter_topic": "late-dlq",
                               "retry_backoff_max_seconds": 1.0, "fetch_timeout_ms": 200}}
         daemon = start_daemon(tmp_path, settings)
-        kafka = _kafka()
+        kafka = load_kafka_script()
         state = tmp_path / "late-broker"
         try:
             await _wait_for(lambda: "retrying" in daemon.log())
