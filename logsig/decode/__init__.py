@@ -2,7 +2,7 @@
 
 ``decode_record(record, settings) -> DecodeResult`` decodes one record (pure, never raises);
 ``Assembler`` joins partial lines and multi-line tracebacks per stream before matching.
-See docs/decoding.md for the formats and rules.
+See the README (Decoding) for the formats and rules.
 """
 
 from logsig.decode.decoder import decode_record

@@ -1,6 +1,6 @@
 """``decode_record``: one Kafka (or file) record value to log events, or a decode failure.
 
-Auto-detection, per record, by the first byte of the value (docs/decoding.md, after the
+Auto-detection, per record, by the first byte of the value (the README (Decoding), after the
 record-format reference §12):
 
 1. empty value: ``empty_value`` failure (tombstones, OTel ``raw`` with an empty body);
