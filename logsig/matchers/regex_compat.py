@@ -82,15 +82,22 @@ class PrefilterWriter(Writer):
         return charsets.prefilter_class(ranges)
 
     def repeat(self, op: Any, av: Any, flags: int) -> str:
-        """Every repeat greedy; counts above the limit widened; ``C*`` of a class one byte class."""
+        """Every repeat greedy, large counts widened; a repeated class is one byte class.
+
+        ``C{m,n}`` of a class with non-ASCII characters becomes ``B{m,4n}`` of its byte class
+        ``B``: ``n`` characters are at most ``4n`` UTF-8 bytes (a superset, and far cheaper for
+        Hyperscan than repeating a multi-byte alternation).
+        """
         low, high, sub = av
-        low = min(low, PREFILTER_MAX_REPEAT)
-        if high != sre.MAXREPEAT and high > PREFILTER_MAX_REPEAT:
-            high = sre.MAXREPEAT
         body = list(sub)
         ranges = char_set(body[0][0], body[0][1], flags) if len(body) == 1 else None
-        if ranges is not None and high == sre.MAXREPEAT:
+        if ranges is not None:
+            wide = bool(ranges) and ranges[-1][1] >= 0x80
+            if high != sre.MAXREPEAT and wide:
+                high *= 4
+            low, high = _widened(low, high)
             return charsets.prefilter_class(ranges, repeated=True) + quantifier(low, high, False)
+        low, high = _widened(low, high)
         return super().repeat(sre.MAX_REPEAT, (low, high, sub), flags)
 
     def anchor(self, code: Any, items: list[Item], index: int, flags: int) -> str:
@@ -112,6 +119,13 @@ class PrefilterWriter(Writer):
         if op is sre.ATOMIC_GROUP:
             return "(?:" + self.sequence(list(av), flags) + ")"
         return ""
+
+
+def _widened(low: int, high: int) -> tuple[int, int]:
+    """Counts above :data:`PREFILTER_MAX_REPEAT` widened (``{500}`` -> ``{16,}``)."""
+    if high != sre.MAXREPEAT and high > PREFILTER_MAX_REPEAT:
+        high = sre.MAXREPEAT
+    return min(low, PREFILTER_MAX_REPEAT), high
 
 
 def _min_width(state: Any, item: Item) -> int:

@@ -32,7 +32,7 @@ Item = tuple[Any, Any]
 NEVER = charsets.NEVER
 RE2_MAX_REPEAT = 1000
 """RE2 rejects counted repetitions above 1000 (``re2/parse.cc``, ``kMaxRepeat``)."""
-PREFILTER_MAX_REPEAT = 100
+PREFILTER_MAX_REPEAT = 16
 """Bounded repeats above this are widened to unbounded in the prefilter (cheaper DFA)."""
 
 _CATEGORIES = {
