@@ -46,7 +46,11 @@ class Found:
 
 
 class Confirmer:
-    """Phase two for one signature. ``python`` is the compiled catalog regex."""
+    """Phase two for one signature. ``python`` is the compiled catalog regex.
+
+    Shared by every Engine of the same catalog; its lazy RE2 compile is idempotent, and RE2
+    objects may be searched from several threads.
+    """
 
     def __init__(self, translation: Translation, python: re.Pattern[str]) -> None:
         self.translation = translation

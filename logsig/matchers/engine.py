@@ -86,7 +86,11 @@ class _Texts:
 
 
 class Engine:
-    """A catalog compiled for matching. Raises ``re.error`` if a regex does not parse."""
+    """A catalog compiled for matching. Raises ``re.error`` if a regex does not parse.
+
+    One thread at a time per Engine (it owns one Vectorscan scratch space); Engines built for
+    the same catalog share the compiled form and may run in different threads.
+    """
 
     def __init__(self, signatures: Sequence[Signature], *, max_message_bytes: int = 65536) -> None:
         self.signatures = tuple(signatures)
