@@ -12,7 +12,14 @@ capture name              text as printed                        value
 ``gpu_index``, ``xid``,
 ``exit_code``, ``rank``,
 ``world_size``, ``pid``
+``<what>_ms``             ``1800000`` (a bare number)            ``<what>_seconds`` (float)
+``<what>_mib``,           ``19.77`` (a bare number)              ``<what>_bytes`` (int)
+``<what>_gib``
 ========================  =====================================  ===========================
+
+The last two rows are for messages that print a number whose unit is elsewhere in the line
+(``timeout=1800000`` in milliseconds, ``19.77/22.05 GiB``): the value is stored under the base-unit
+name, so ``values`` only ever holds bytes, seconds, tokens and counts.
 
 Binary units (KiB, MiB, GiB, TiB) are powers of 1024 as PyTorch and nvidia-smi print them; SI units
 (kB, KB, MB, GB, TB) are powers of 1000 (IEC 80000-13). A capture that does not parse is left out of
@@ -78,12 +85,25 @@ def parse_value(name: str, text: str) -> int | float | None:
     return None
 
 
+_SCALED: dict[str, tuple[str, str]] = {"_ms": ("_seconds", " ms"), "_mib": ("_bytes", " MiB"),
+                                         "_gib": ("_bytes", " GiB")}
+
+
+def base_unit(name: str, text: str) -> tuple[str, int | float | None]:
+    """``(value name, value)`` of one capture: scaled suffixes get their base-unit name."""
+    for suffix, (base, unit) in _SCALED.items():
+        if name.endswith(suffix):
+            renamed = name[: -len(suffix)] + base
+            return renamed, parse_value(renamed, text.strip() + unit)
+    return name, parse_value(name, text)
+
+
 def capture_values(captures: Mapping[str, str | None]) -> dict[str, int | float]:
     """Every capture that parses by the convention, as ``{name: value}`` in base units."""
     out: dict[str, int | float] = {}
     for name, text in captures.items():
         if text is not None:
-            value = parse_value(name, text)
+            key, value = base_unit(name, text)
             if value is not None:
-                out[name] = value
+                out.setdefault(key, value)
     return out

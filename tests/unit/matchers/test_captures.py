@@ -26,3 +26,9 @@ class TestParse:
         captures = {"requested_bytes": "1 KiB", "prompt_tokens": "4096", "xid": "79", "gpu_name": "H100",
                     "gpu_index": None, "limit_tokens": "many"}
         assert {"requested_bytes": 1024, "prompt_tokens": 4096, "xid": 79} == capture_values(captures)
+
+    def test_scaled_bare_numbers_get_base_unit_names(self) -> None:
+        """_ms, _mib and _gib captures become _seconds and _bytes values."""
+        captures = {"timeout_ms": "1800000", "free_gib": "19.77", "chunk_mib": "2"}
+        assert {"timeout_seconds": 1800.0, "free_bytes": round(19.77 * 1024**3), "chunk_bytes": 2 * 1024**2} == (
+            capture_values(captures))
