@@ -81,6 +81,7 @@ class Metrics:
         """Pre-initialise the per-sink counters."""
         for sink in sinks:
             self.incidents.labels(sink=sink)
+        self.incidents_dropped.labels(sink="kafka", reason="record_too_large")
 
     def init_topics(self, topics: Iterable[str]) -> None:
         """Pre-initialise the per-topic counters."""
@@ -91,9 +92,9 @@ class Metrics:
     def set_catalog(self, signatures: Sequence[Signature], *, now: float) -> None:
         """Record a successful (re)load and pre-initialise every signature's counter to 0."""
         for sig in signatures:
-            self._sig_labels[sig.id] = (sig.category, sig.domain)
+            self._sig_labels[sig.id] = (sig.category, sig.domain_name)
             empty = ("",) * len(self.source_labels)
-            self.matches.labels(sig.id, sig.category, sig.domain, *empty)
+            self.matches.labels(sig.id, sig.category, sig.domain_name, *empty)
             self.match_seconds.labels(signature_id=sig.id)
         self.catalog_size.set(len(signatures))
         self.reload_success.set(1)

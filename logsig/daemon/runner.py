@@ -34,7 +34,6 @@ from logsig.daemon.kafka_common import retry_forever
 from logsig.daemon.reload import CatalogWatcher
 from logsig.daemon.sink import KafkaSink, OutRecord
 from logsig.daemon.source import TP, KafkaSource
-from logsig.errors import SinkError
 from logsig.log import configure_logging
 from logsig.matchers.incident import Incident
 from logsig.pipeline import Pipeline, StepResult
@@ -142,38 +141,37 @@ class Daemon:
         return out
 
     async def _deliver(self, step: StepResult, draining: bool = False) -> bool:
-        """Produce the step's output, retrying until acknowledged. False if given up (stopping)."""
+        """Produce the step's output until acknowledged. False if given up (stopping): commit nothing."""
         records = self._records_of(step)
         deadline = time.monotonic() + self.settings.shutdown_timeout_seconds
-
-        async def send() -> None:
-            await self.sink.send_all(records)
 
         def give_up() -> bool:
             return (self.stop_event.is_set() and not draining) or (draining and time.monotonic() > deadline)
 
-        try:
-            await send()
-        except SinkError as error:
-            log.warning("delivery failed; retrying", error=str(error), records=len(records))
-            if not await retry_forever(send, "delivering incidents", self.settings.kafka.retry_backoff_max_seconds,
-                                       give_up, self._sleep):
-                log.error("gave up delivering; offsets not committed, records will be re-read",
-                          records=len(records))
-                return False
-        self._account(step)
+        rejected = await self.sink.deliver(records, give_up, self._sleep)
+        if rejected is None:
+            log.error("gave up delivering; offsets not committed, records will be re-read", records=len(records))
+            return False
+        lost = {id(record) for record, _ in rejected}
+        for record, error in rejected:
+            log.error("record rejected by the broker; dropped", topic=record.topic, value_bytes=len(record.value),
+                      error=error)
+            self.metrics.incidents_dropped.labels(sink="kafka", reason="record_too_large").inc()
+        self._account(step, [id(r) not in lost for r in records[: len(step.detections)]])
         return True
 
-    def _account(self, step: StepResult) -> None:
+    def _account(self, step: StepResult, delivered: list[bool]) -> None:
         now = time.time()
         m = self.metrics
         m.truncated.inc(step.truncated)
         for failure in step.failures:
             m.records_failed.labels(reason=failure.reason).inc()
             m.dead_letters.labels(reason=failure.reason).inc()
-        for detection in step.detections:
+        for detection, ok in zip(step.detections, delivered, strict=True):
             for match in detection.matches:
                 m.count_match(match.signature.id, detection.event.source)
+            if not ok:
+                continue
             m.incidents.labels(sink="kafka").inc()
             ts = detection.event.origin.timestamp_ms
             if ts is not None:

@@ -33,6 +33,11 @@ from logsig.matchers.incident import (
 from logsig.matchers.signature import Signature
 from logsig.records import LogEvent, Origin
 
+MAX_LINE_CHARS = 4096
+"""``match.line`` and ``match.matched_text`` are cut to this many characters."""
+MAX_CONTEXT_CHARS = 65536
+"""``context`` keeps whole lines, each cut to MAX_LINE_CHARS, up to this many characters in all."""
+
 _META = re.compile(r"\\.|\[[^\]]*\]|[.^$*+?{}()|]")
 
 
@@ -65,7 +70,7 @@ def event_id(origin: Origin, message: str, signature_id: str) -> str:
 def _signature_ref(sig: Signature) -> SignatureRef:
     return SignatureRef(
         id=sig.id, title=sig.signature, category=sig.category, subcategory=sig.subcategory,
-        domain=sig.domain, error_code=sig.error_code, confidence=sig.confidence,
+        domain=sig.domain_name, error_code=sig.error_code, confidence=sig.confidence,
         fix_success_rate=sig.fix_success_rate, resolvable=sig.resolvable,
         official_doc_url=sig.official_doc_url,
     )
@@ -96,6 +101,43 @@ def _source(event: LogEvent) -> SourceOut:
     )
 
 
+def _cut(text: str) -> tuple[str, bool]:
+    return (text, False) if len(text) <= MAX_LINE_CHARS else (text[:MAX_LINE_CHARS] + "…", True)
+
+
+def bounded_context(lines: Sequence[str]) -> list[str]:
+    """``lines`` with each cut to MAX_LINE_CHARS and the whole to MAX_CONTEXT_CHARS (last line kept)."""
+    out: list[str] = []
+    budget = MAX_CONTEXT_CHARS
+    for line in lines:
+        cut, _ = _cut(line)
+        if len(cut) > budget:
+            out.append(f"… {len(lines) - len(out)} more lines")
+            break
+        out.append(cut)
+        budget -= len(cut)
+    return out
+
+
+def merged_captures(ranked: Sequence[Match]) -> dict[str, str | None]:
+    """Named captures of every match, the primary's first (a name keeps its first non-empty text)."""
+    out: dict[str, str | None] = {}
+    for match in ranked:
+        for name, text in match.captures.items():
+            if out.get(name) is None:
+                out[name] = text
+    return out
+
+
+def _match_out(event: LogEvent, ranked: Sequence[Match]) -> MatchOut:
+    start, end = ranked[0].span
+    line, line_cut = _cut(event.line or event.message)
+    text, text_cut = _cut(event.message[start:end])
+    captures = merged_captures(ranked)
+    return MatchOut(line=line, span=(start, end), matched_text=text, captures=captures,
+                    values=capture_values(captures), truncated=line_cut or text_cut)
+
+
 def build_incident(event: LogEvent, matches: Sequence[Match], detected_at: datetime) -> Incident:
     """The incident for ``event`` given its (non-empty) ``matches``; ``detected_at`` is injected.
 
@@ -104,9 +146,9 @@ def build_incident(event: LogEvent, matches: Sequence[Match], detected_at: datet
     """
     if not matches:
         raise ValueError("build_incident needs at least one match")
-    primary, *others = rank(matches)
+    ranked = rank(matches)
+    primary, others = ranked[0], ranked[1:]
     sig = primary.signature
-    start, end = primary.span
     graph = sig.transition_graph
     return Incident(
         event_id=event_id(event.origin, event.message, sig.id),
@@ -120,9 +162,7 @@ def build_incident(event: LogEvent, matches: Sequence[Match], detected_at: datet
         transitions=TransitionsOut(leads_to=list(graph.leads_to), preceded_by=list(graph.preceded_by),
                                    frequently_confused_with=list(graph.frequently_confused_with)),
         also_matched=[m.signature.id for m in others],
-        match=MatchOut(line=event.line or event.message, span=(start, end),
-                       matched_text=event.message[start:end], captures=dict(primary.captures),
-                       values=capture_values(primary.captures)),
-        context=list(event.context),
+        match=_match_out(event, ranked),
+        context=bounded_context(event.context),
         source=_source(event),
     )

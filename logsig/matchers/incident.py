@@ -29,7 +29,7 @@ class SignatureRef(_Frozen):
     subcategory: str | None = None
     domain: str
     error_code: str | None = None
-    confidence: float
+    confidence: float | None = None
     fix_success_rate: float | None = None
     resolvable: str | None = None
     official_doc_url: str | None = None
@@ -56,15 +56,19 @@ class DeadEndOut(_Frozen):
 
 
 class MatchOut(_Frozen):
-    """The matched line, the ``[start, end)`` character span of the match in ``text`` (the
-    message that was matched), the named captures as printed, and ``values``: the captures parsed
-    to numbers in base units (bytes, tokens, seconds; see ``logsig.matchers.captures``)."""
+    """The matched line, the ``[start, end)`` character span of the primary signature's match in
+    the message, the named captures as printed, and ``values``: the captures parsed to numbers in
+    base units (bytes, tokens, seconds; see ``logsig.matchers.captures``). Captures and values come
+    from every matching signature, the primary's first, so a generic primary still carries the
+    numbers a more detailed signature read off the same line. ``line`` and ``matched_text`` are cut
+    to 4,096 characters (``truncated`` then says so) so an incident always fits a Kafka record."""
 
     line: str
     span: tuple[int, int]
     matched_text: str
     captures: dict[str, str | None]
     values: dict[str, int | float]
+    truncated: bool = False
 
 
 class SourceOut(_Frozen):
@@ -110,7 +114,9 @@ class Incident(_Frozen):
     transitions: TransitionsOut
     also_matched: list[str] = Field(default_factory=list)
     match: MatchOut
-    context: list[str] = Field(default_factory=list)
+    context: list[str] = Field(
+        default_factory=list,
+        description="The lines of a multi-line event (a traceback), at most 65,536 characters in all.")
     source: SourceOut
 
     def to_json(self) -> bytes:

@@ -115,7 +115,7 @@ class Signature(BaseModel):
     official_doc_section: str | None = None
     error_code: str | None = None
     verification_tier: str | None = None
-    confidence: float = Field(default=0.0, ge=0.0, le=1.0)
+    confidence: float | None = Field(default=None, ge=0.0, le=1.0)
     fix_success_rate: float | None = Field(default=None, ge=0.0, le=1.0)
     resolvable: str | None = None
     first_seen: date | None = None
@@ -146,6 +146,11 @@ class Signature(BaseModel):
         if isinstance(value, bool):
             return "yes" if value else "no"
         return value
+
+    @property
+    def domain_name(self) -> str:
+        """``domain``, or the ``<domain>`` part of the id when the record leaves it out."""
+        return self.domain or self.id.partition("/")[0]
 
     @property
     def translations(self) -> dict[str, dict[str, Any]]:

@@ -70,3 +70,30 @@ class TestRank:
         """Two signatures matching one record get different ids."""
         origin = Origin(topic="t", partition=0, offset=1)
         assert event_id(origin, "m", "a/b") != event_id(origin, "m", "a/c")
+
+
+class TestBounds:
+    def test_long_line_and_context_are_cut(self) -> None:
+        """A 1 MiB line and a huge traceback still give a small incident, flagged truncated."""
+        sig = Signature(id="t/oom", signature="s", regex="out of memory")
+        line = "x" * 1_000_000 + " out of memory"
+        event = LogEvent(message=line, origin=Origin(file="f", line_number=1), context=tuple([line] * 50))
+        incident = build_incident(event, Engine([sig]).match(line), NOW)
+        assert incident.match.truncated
+        assert len(incident.to_json()) < 200_000
+        assert incident.context[-1].startswith("…")
+
+    def test_values_come_from_every_match_primary_first(self) -> None:
+        """A generic primary without groups still carries the numbers another signature captured."""
+        generic = Signature(id="t/generic", signature="s", regex="CUDA out of memory.*Tried to allocate", priority=1)
+        detailed = Signature(id="t/detailed", signature="s",
+                             regex=r"Tried to allocate (?P<requested_bytes>[\d.]+ GiB)", priority=-10)
+        line = "CUDA out of memory. Tried to allocate 2.00 GiB"
+        incident = build_incident(_event(line), Engine([generic, detailed]).match(line), NOW)
+        assert ("t/generic", {"requested_bytes": 2 * 1024**3}) == (incident.signature.id, incident.match.values)
+
+    def test_domain_defaults_to_the_id_prefix(self) -> None:
+        """A record without domain reports the <domain> part of its id; confidence stays unknown."""
+        sig = Signature(id="site/boom", signature="s", regex="boom")
+        incident = build_incident(_event("boom"), Engine([sig]).match("boom"), NOW)
+        assert ("site", None) == (incident.signature.domain, incident.signature.confidence)
