@@ -10,7 +10,10 @@ add records or override built-in ones by id. Within one layer (built-in, or all 
 together) an id may appear only once.
 
 Errors: :func:`load_catalog` validates everything and raises one
-:class:`~logsig.errors.CatalogError` listing every problem (file, record id, field, reason).
+:class:`~logsig.errors.CatalogError` listing every problem (file, record id, field, reason):
+records the :class:`~logsig.matchers.signature.Signature` model rejects, regexes Python cannot
+compile, regexes that could backtrack exponentially on the engine's fallback
+(:func:`~logsig.matchers.lint_regex.backtracking_hazard`, field ``regex``), duplicate ids.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ import yaml
 from pydantic import ValidationError
 
 from logsig.errors import CatalogError, CatalogProblem
+from logsig.matchers.lint_regex import backtracking_hazard
 from logsig.matchers.signature import Signature
 
 SUFFIXES = (".json", ".yaml", ".yml")
@@ -100,6 +104,10 @@ def _validate(path: Path, label: str, raw: dict[str, Any],
         re.compile(sig.regex)
     except re.error as error:
         problems.append(CatalogProblem(str(path), label, "regex", f"does not compile: {error}"))
+        return None
+    hazard = backtracking_hazard(sig.regex)
+    if hazard is not None:
+        problems.append(CatalogProblem(str(path), label, "regex", hazard))
         return None
     return sig
 

@@ -17,6 +17,9 @@ The guarded fallback is Python ``re`` on a bounded window: the first and last
 - the candidates RE2 could answer differently (:attr:`Translation.caveats`): non-ASCII messages
   for an undecided Unicode ``\\b``, messages ending in ``\\n`` for a non-MULTILINE ``$``, the
   empty message for ``\\B``.
+
+A window bounds a polynomial backtracker, not an exponential one: catalogs whose fallback
+regexes have nested unbounded repeats are refused at load (see :mod:`logsig.matchers.engine`).
 """
 
 from __future__ import annotations

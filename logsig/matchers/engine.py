@@ -19,6 +19,15 @@ A message longer than ``max_message_bytes`` (UTF-8) is matched on its first and 
 counted in ``truncated_messages``. Lone surrogates (not valid UTF-8) are matched as U+FFFD;
 spans and captures still index the original message.
 
+Safety rule (enforced by :func:`~logsig.matchers.catalog.load_catalog`, hence ``catalog
+check``, ``run``, ``scan`` and reloads; the Engine itself does not check): a signature whose
+regex has nested unbounded repeats (``(a+)+``, ``(\\w+\\s?)*``, ``(.*x){12}``) and reaches the
+backtracking fallback for some messages (not linear-time, RE2 rejects it, or a caveat for
+non-ASCII messages or messages ending in a newline) is a catalog problem: such a regex can
+take exponential time even on the fallback's window (``^(a+)+(?=c)`` took 81 s on a
+31-character line). Fallback signatures without that shape (a simple look-ahead) load, and
+``catalog lint`` warns about them. The rule: :func:`logsig.matchers.lint_regex.backtracking_hazard`.
+
 Compiling is cached by a fingerprint of (id, regex) pairs and the limits: an Engine built
 again for an unchanged catalog (a reload) reuses the compiled databases (:mod:`.compiled`).
 """

@@ -2,8 +2,10 @@
 
 Errors (the catalog should not ship): duplicate ids, ids not ``<domain>/<slug>``, regexes Python
 cannot compile, regexes that match an empty string or a line of the benign corpus or can never
-match, fallback regexes with nested unbounded repeats, workarounds without ``how``, rates
-outside [0, 1], transition-graph links to unknown ids, examples that fail.
+match, nested unbounded repeats on a route to the backtracking fallback (the rule of
+:func:`~logsig.matchers.lint_regex.backtracking_hazard`, which ``load_catalog`` also enforces),
+workarounds without ``how``, rates outside [0, 1], transition-graph links to unknown ids,
+examples that fail.
 
 Warnings: regexes not linear-time (back-references, look-around, ...: run on the guarded
 fallback, Python ``re`` on the first and last 4,096 characters of a message; not rejected, so a
@@ -22,7 +24,7 @@ from typing import Literal
 
 from logsig.matchers.confirm import FALLBACK_WINDOW_CHARS
 from logsig.matchers.engine import Engine
-from logsig.matchers.lint_regex import engine_problems, nested_repeat
+from logsig.matchers.lint_regex import backtracking_hazard, engine_problems
 from logsig.matchers.signature import CATEGORIES, ID_PATTERN, Signature
 
 Severity = Literal["error", "warning"]
@@ -50,18 +52,28 @@ def lint_catalog(signatures: Sequence[Signature], benign_lines: Sequence[str]) -
     valid: list[Signature] = []
     for sig in signatures:
         findings.extend(_record(sig, known))
-        try:
-            re.compile(sig.regex)
-        except re.error as error:
-            findings.append(Finding("error", sig.id, "regex", f"does not compile: {error}"))
-        else:
+        unsafe = _unsafe(sig)
+        if unsafe is None:
             valid.append(sig)
+        else:
+            findings.append(unsafe)
     engine = Engine(valid)
     for index, sig in enumerate(valid):
         findings.extend(_regex(sig, engine, index))
     findings.extend(_by_matching(engine, benign_lines))
     order = {sig.id: i for i, sig in enumerate(signatures)}
     return sorted(findings, key=lambda f: order.get(f.signature_id, -1))
+
+
+def _unsafe(sig: Signature) -> Finding | None:
+    """The error that keeps ``sig`` out of the engine: its regex does not compile, or could
+    backtrack exponentially (so its examples and the benign lines are not run through it)."""
+    try:
+        re.compile(sig.regex)
+    except re.error as error:
+        return Finding("error", sig.id, "regex", f"does not compile: {error}")
+    hazard = backtracking_hazard(sig.regex)
+    return None if hazard is None else Finding("error", sig.id, "regex", hazard)
 
 
 def _duplicates(signatures: Sequence[Signature]) -> Iterator[Finding]:
@@ -112,9 +124,6 @@ def _regex(sig: Signature, engine: Engine, index: int) -> Iterator[Finding]:
         yield Finding("warning", sig.id, "regex",
                       f"not linear-time ({features}): runs on the guarded fallback, Python re on "
                       f"the first and last {FALLBACK_WINDOW_CHARS} characters of a message")
-        if nested_repeat(sig.regex):
-            yield Finding("error", sig.id, "regex", "nested unbounded repeats on the backtracking "
-                          "fallback: can take exponential time even within the window")
     failure = engine.compiled.prefilter.failures.get(index)
     for severity, message in engine_problems(engine.compiled.confirmers[index], failure):
         yield Finding(severity, sig.id, "regex", message)

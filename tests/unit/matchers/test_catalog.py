@@ -5,8 +5,10 @@ from pathlib import Path
 
 import pytest
 
+from logsig.cli import main
 from logsig.errors import CatalogError
 from logsig.matchers.catalog import load_catalog
+from logsig.matchers.engine import Engine
 
 SEED_ID = "llm/vllm-cuda-oom-during-prefill"
 
@@ -76,3 +78,48 @@ class TestLoadCatalog:
         (tmp_path / "..2026_01_01" / "r.json").write_text(json.dumps(_record("t/r")))
         (tmp_path / "r.json").write_text(json.dumps(_record("t/r")))
         assert ["t/r"] == [s.id for s in load_catalog([tmp_path], builtin=False).signatures]
+
+
+class TestBacktrackingHazards:
+    def test_exponential_fallback_regex_is_rejected(self, tmp_path: Path) -> None:
+        """``^(a+)+(?=c)`` (81 s on a 31-character line) is a problem naming file, id, field and reason."""
+        path = tmp_path / "site.yaml"
+        path.write_text("- id: t/exp\n  signature: s\n  regex: '^(a+)+(?=c)'\n")
+        with pytest.raises(CatalogError) as caught:
+            load_catalog([tmp_path])
+        assert [(str(path), "t/exp", "regex", "nested unbounded repeats on the backtracking fallback, "
+                 "for every message (not linear-time: lookahead)")] == [
+            (p.file, p.record_id, p.field, p.message.split(": can take")[0]) for p in caught.value.problems]
+
+    def test_nested_repeat_reaching_the_fallback_through_dollar_is_rejected(self, tmp_path: Path) -> None:
+        """A linear ``(a+)+$`` still reaches the fallback for messages ending in a newline, so it is refused."""
+        (tmp_path / "site.json").write_text(json.dumps(_record("t/dollar", r"(a+)+$")))
+        with pytest.raises(CatalogError, match=r"t/dollar: regex: .*messages ending in a newline"):
+            load_catalog([tmp_path], builtin=False)
+
+    def test_benign_lookahead_loads_and_matches(self, tmp_path: Path) -> None:
+        """A fallback regex without nested repeats (a simple look-ahead) loads and matches."""
+        (tmp_path / "site.json").write_text(json.dumps(_record("t/ahead", r"NCCL error(?= in rank \d+)")))
+        catalog = load_catalog([tmp_path], builtin=False)
+        matches = Engine(catalog.signatures).match("x NCCL error in rank 3")
+        assert [("t/ahead", (2, 12))] == [(m.signature.id, m.span) for m in matches]
+
+    def test_nested_repeat_on_re2_loads(self, tmp_path: Path) -> None:
+        """Nested repeats that always run on RE2 (linear time) load."""
+        (tmp_path / "site.json").write_text(json.dumps(_record("t/re2", r"boom: (?:\w+ ?)+")))
+        assert ["t/re2"] == [s.id for s in load_catalog([tmp_path], builtin=False).signatures]
+
+    def test_check_command_reports_the_hazard(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        """``logsig catalog check`` exits 1 naming the file, id and field of the exponential regex."""
+        path = tmp_path / "site.yaml"
+        path.write_text("- id: t/exp\n  signature: s\n  regex: '^(a+)+(?=c)'\n")
+        assert 1 == main(["catalog", "check", str(path)])
+        assert f"{path}: t/exp: regex: nested unbounded repeats" in capsys.readouterr().out
+
+    def test_lint_command_reports_a_catalog_that_does_not_load(
+            self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        """``logsig catalog lint`` on a catalog refused at load exits 1 listing the problem."""
+        path = tmp_path / "site.yaml"
+        path.write_text("- id: t/exp\n  signature: s\n  regex: '^(a+)+(?=c)'\n")
+        assert 1 == main(["catalog", "lint", str(path)])
+        assert f"{path}: t/exp: regex: nested unbounded repeats" in capsys.readouterr().out

@@ -82,10 +82,25 @@ class TestLintCatalog:
             (f.severity, f.message) for f in findings]
 
     def test_nested_repeat_on_the_fallback_is_an_error(self) -> None:
-        """A back-reference with nested unbounded repeats could backtrack exponentially."""
+        """A back-reference with nested unbounded repeats could backtrack exponentially: one error,
+        and its examples (one of which fails) are not run through it."""
         findings = lint_catalog([_sig(regex=r"(?P<w>(?:x+)+)=(?P=w)",
-                                      examples={"match": ["xx=xx", "x=x"]})], BENIGN)
-        assert [("warning", "cuda/good", "regex"), ("error", "cuda/good", "regex")] == _where(findings)
+                                      examples={"match": ["xx=xx", "nothing"]})], BENIGN)
+        assert [("error", "regex", "nested unbounded repeats on the backtracking fallback, for every "
+                 "message (not linear-time: backreference)")] == [
+            (f.severity, f.field, f.message.split(": can take")[0]) for f in findings]
+
+    def test_nested_repeat_reaching_the_fallback_through_a_caveat_is_an_error(self) -> None:
+        """A linear regex with nested repeats and a non-MULTILINE ``$`` reaches the fallback for
+        messages ending in a newline, so it is an error too."""
+        findings = lint_catalog([_sig(regex=r"CUDA error: (?P<what>(?:[a-z]+ ?)+)$")], BENIGN)
+        assert [("error", "regex", "nested unbounded repeats on the backtracking fallback, for "
+                 "messages ending in a newline ($)")] == [
+            (f.severity, f.field, f.message.split(": can take")[0]) for f in findings]
+
+    def test_nested_repeat_on_re2_is_not_an_error(self) -> None:
+        """Nested repeats that always run on RE2 (linear time) are not reported."""
+        assert [] == lint_catalog([_sig(regex=r"CUDA error: (?P<what>(?:[a-z]+ ?)+)")], BENIGN)
 
     def test_workaround_without_how(self) -> None:
         """A workaround with an empty ``how`` is an error on that workaround."""
