@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
+import yaml
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
 from pydantic_settings import (
     BaseSettings,
@@ -52,6 +53,9 @@ class KafkaSettings(_Section):
     retry_backoff_max_seconds: float = Field(
         30.0, gt=0, description="Upper bound of the backoff while the broker is unreachable (seconds).")
     linger_ms: int = Field(5, ge=0, description="Producer linger (milliseconds).")
+    metadata_max_age_ms: int = Field(
+        30000, ge=1000, description="Refresh cluster metadata this often, so a topic created after start is "
+                                    "picked up (milliseconds).")
     max_request_bytes: int = Field(
         1048576, ge=65536, description="Producer max_request_size: the largest record produced (bytes).")
     dead_letter_max_bytes: int = Field(
@@ -161,6 +165,19 @@ def _format_error(error: ValidationError, path: Path | None) -> str:
     return f"invalid settings{where}:\n" + "\n".join(lines)
 
 
+def _check_file(file: Path) -> None:
+    """Raise ConfigError if ``file`` is not a YAML mapping (syntax errors name line and column)."""
+    try:
+        data = yaml.safe_load(file.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as error:
+        raise ConfigError(f"cannot read settings file {file}: {error}") from error
+    except yaml.YAMLError as error:
+        raise ConfigError(f"settings file {file} is not valid YAML: {error}") from error
+    if data is not None and not isinstance(data, dict):
+        raise ConfigError(f"settings file {file} must hold a mapping of sections (kafka:, http:, ...), "
+                          f"not a {type(data).__name__}")
+
+
 def load_settings(path: Path | str | None = None, **overrides: Any) -> Settings:
     """Settings from ``path`` (YAML), the environment and ``overrides`` (highest priority).
 
@@ -170,6 +187,8 @@ def load_settings(path: Path | str | None = None, **overrides: Any) -> Settings:
     file = Path(path) if path is not None else None
     if file is not None and not file.is_file():
         raise ConfigError(f"settings file not found: {file}")
+    if file is not None:
+        _check_file(file)
     cls: type[Settings] = Settings
     if file is not None:
         config = SettingsConfigDict(**{**Settings.model_config, "yaml_file": file})
@@ -179,7 +198,9 @@ def load_settings(path: Path | str | None = None, **overrides: Any) -> Settings:
     except ValidationError as error:
         raise ConfigError(_format_error(error, file)) from error
     except (OSError, ValueError) as error:
-        raise ConfigError(f"cannot read settings file {file}: {error}") from error
+        where = f"settings file {file}" if file else "settings"
+        raise ConfigError(f"cannot read {where}: {error} (list values in environment variables are JSON, "
+                          f"e.g. LOGSIG_KAFKA__TOPICS='[\"a\", \"b\"]')") from error
 
 
 def masked_dump(settings: Settings) -> dict[str, Any]:

@@ -1,14 +1,47 @@
-"""structlog set-up: JSON lines to stderr, or console rendering when stderr is a terminal."""
+"""structlog set-up: JSON lines to stderr, or console rendering when stderr is a terminal.
+
+Library loggers (aiokafka, aiohttp) go through the same renderer at WARNING and above, and a
+:class:`RepeatFilter` lets the same message through at most once per interval, adding how many
+were suppressed: a broker outage makes aiokafka log the same connection error many times a
+second, which would drown the daemon's own lines.
+"""
 
 from __future__ import annotations
 
 import logging
 import sys
+import time
+from collections.abc import Callable
 from typing import Literal
 
 import structlog
 
 _LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING, "error": logging.ERROR}
+
+
+class RepeatFilter(logging.Filter):
+    """Passes a (logger, message template) at most once per ``interval_seconds``; the next one
+    that passes carries ``suppressed``, the count dropped meanwhile. ``clock`` is injectable."""
+
+    def __init__(self, interval_seconds: float = 10.0, clock: Callable[[], float] = time.monotonic) -> None:
+        super().__init__()
+        self.interval_seconds = interval_seconds
+        self._clock = clock
+        self._seen: dict[tuple[str, str], tuple[float, int]] = {}
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        key = (record.name, str(record.msg))
+        now = self._clock()
+        last, dropped = self._seen.get(key, (float("-inf"), 0))
+        if now - last < self.interval_seconds:
+            self._seen[key] = (last, dropped + 1)
+            return False
+        if len(self._seen) > 1000:
+            self._seen.clear()
+        self._seen[key] = (now, 0)
+        if dropped:
+            record.msg = f"{record.msg} (repeated {dropped} times in {self.interval_seconds:.0f}s)"
+        return True
 
 
 def configure_logging(level: str = "info", fmt: Literal["auto", "json", "console"] = "auto") -> None:
@@ -35,6 +68,7 @@ def configure_logging(level: str = "info", fmt: Literal["auto", "json", "console
         processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, renderer],
         foreign_pre_chain=[structlog.stdlib.add_logger_name, *processors],
     ))
+    handler.addFilter(RepeatFilter())
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(max(_LEVELS[level], logging.WARNING))

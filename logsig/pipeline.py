@@ -31,7 +31,11 @@ class Detection:
 
 @dataclass
 class StepResult:
-    """What one step produced: detections, undecodable records, counts for telemetry."""
+    """What one step produced: detections, undecodable records, counts for telemetry.
+
+    truncated: records cut at ``decode.max_record_bytes`` plus messages matched on a bounded
+    window because they were longer than ``matching.max_message_bytes``.
+    """
 
     detections: list[Detection] = field(default_factory=list)
     failures: list[DecodeFailure] = field(default_factory=list)
@@ -102,7 +106,9 @@ class Pipeline:
         if not events:
             return
         detected_at = self._clock()
+        truncated_before = self.engine.truncated_messages
         batches = self.engine.match_batch([e.message for e in events])
+        result.truncated += self.engine.truncated_messages - truncated_before
         for event, matches in zip(events, batches, strict=True):
             if matches:
                 incident = build_incident(event, matches, detected_at)

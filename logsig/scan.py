@@ -108,8 +108,10 @@ def write_summary(summary: ScanSummary, err: TextIO) -> None:
         failed = ", ".join(f"{reason}={n}" for reason, n in sorted(summary.failures.items()))
         err.write(f"undecodable records: {failed}\n")
     if summary.truncated:
-        err.write(f"records truncated for matching: {summary.truncated}\n")
-    for sig_id, count in summary.primary.most_common():
+        err.write(f"records or messages truncated for matching: {summary.truncated}\n")
+    order = sorted(summary.matches, key=lambda s: (-summary.primary[s], -summary.matches[s], s))
+    for sig_id in order:
+        count = summary.primary[sig_id]
         also = summary.matches[sig_id] - count
         extra = f" (+{also} as also_matched)" if also > 0 else ""
         err.write(f"  {count:8d}  {sig_id}{extra}\n")

@@ -11,7 +11,7 @@ import contextlib
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, disable_created_metrics
 
 from logsig import __version__
 from logsig.matchers.signature import Signature
@@ -30,6 +30,7 @@ class Metrics:
 
     def __init__(self, registry: CollectorRegistry, source_labels: Sequence[str] = ("cluster", "namespace"),
                  max_label_sets: int = 200) -> None:
+        disable_created_metrics()  # type: ignore[no-untyped-call]  # no *_created series: half the lines, no use
         self.registry = registry
         self.source_labels = tuple(source_labels)
         self.max_label_sets = max_label_sets
@@ -90,7 +91,9 @@ class Metrics:
             self.bytes_consumed.labels(topic=topic)
 
     def set_catalog(self, signatures: Sequence[Signature], *, now: float) -> None:
-        """Record a successful (re)load and pre-initialise every signature's counter to 0."""
+        """Record a successful (re)load, pre-initialise every signature's counter to 0, and drop the
+        series of signatures the new catalog no longer has."""
+        self._forget_signatures(set(self._sig_labels) - {sig.id for sig in signatures})
         for sig in signatures:
             self._sig_labels[sig.id] = (sig.category, sig.domain_name)
             empty = ("",) * len(self.source_labels)
@@ -100,6 +103,18 @@ class Metrics:
         self.reload_success.set(1)
         self.reload_time.set(now)
         self.reloads.labels(result="success").inc()
+
+    def _forget_signatures(self, removed: set[str]) -> None:
+        for sig_id in removed:
+            category, domain = self._sig_labels.pop(sig_id)
+            for values in {("",) * len(self.source_labels), (OVERFLOW,) * len(self.source_labels),
+                           *self._seen_sets.pop(sig_id, set())}:
+                with contextlib.suppress(KeyError):
+                    self.matches.remove(sig_id, category, domain, *values)
+            for metric in (self.match_seconds, self.label_overflow):
+                with contextlib.suppress(KeyError):
+                    metric.remove(sig_id)
+            self._phase_two_seen.pop(sig_id, None)
 
     def catalog_failed(self, *, now: float) -> None:
         """Record a failed catalog reload (the old catalog keeps running)."""

@@ -55,11 +55,13 @@ def _catalog(settings: Settings, args: argparse.Namespace) -> Catalog:
 
 
 def _cmd_scan(args: argparse.Namespace) -> int:
+    from logsig.daemon.reload import settle_heap
     from logsig.pipeline import Pipeline
     from logsig.scan import scan
 
     settings = load_settings(args.config)
     engine = Engine(_catalog(settings, args).signatures, max_message_bytes=settings.matching.max_message_bytes)
+    settle_heap()
     pipeline = Pipeline(engine, settings.decode)
     try:
         scan(pipeline, args.files, sys.stdout.buffer, sys.stderr)

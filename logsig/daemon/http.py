@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from aiohttp import web
 from prometheus_client import CollectorRegistry
-from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
+from prometheus_client.exposition import choose_encoder
 
 
 class HttpServer:
@@ -24,9 +24,12 @@ class HttpServer:
         app.router.add_get("/readyz", self._readyz)
         return app
 
-    async def _metrics(self, _: web.Request) -> web.Response:
-        body = generate_latest(self._registry)
-        return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE_LATEST})
+    async def _metrics(self, request: web.Request) -> web.Response:
+        """Prometheus text, or OpenMetrics when the scraper asks for it; gzip when accepted."""
+        encoder, content_type = choose_encoder(request.headers.get("Accept", ""))
+        response = web.Response(body=encoder(self._registry), headers={"Content-Type": content_type})
+        response.enable_compression()
+        return response
 
     async def _healthz(self, _: web.Request) -> web.Response:
         return web.Response(text="ok\n")

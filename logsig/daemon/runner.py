@@ -34,6 +34,7 @@ from logsig.daemon.kafka_common import retry_forever
 from logsig.daemon.reload import CatalogWatcher
 from logsig.daemon.sink import KafkaSink, OutRecord
 from logsig.daemon.source import TP, KafkaSource
+from logsig.errors import LogsigError
 from logsig.log import configure_logging
 from logsig.matchers.incident import Incident
 from logsig.pipeline import Pipeline, StepResult
@@ -76,7 +77,11 @@ class Daemon:
 
     async def run(self) -> None:
         """Serve until :attr:`stop_event` is set, then drain and close."""
-        await self.http.start()
+        try:
+            await self.http.start()
+        except OSError as error:
+            raise LogsigError(f"cannot listen on {self.http.host}:{self.http.port}: {error.strerror or error} "
+                              "(set http.port)") from error
         log.info("http endpoint listening", host=self.http.host, port=self.http.port)
         if self.alertmanager is not None:
             await self.alertmanager.start()
@@ -261,8 +266,20 @@ def _stopper(daemon: Daemon, sig: signal.Signals) -> Callable[[], None]:
     return stop
 
 
+def _exit_early(signum: int, _: object) -> None:
+    """SIGTERM/SIGINT before the event loop runs: nothing consumed yet, so stop with code 0."""
+    log.info("signal received before start; exiting", signal=signal.Signals(signum).name)
+    raise SystemExit(0)
+
+
 def run_daemon(settings: Settings) -> int:
-    """``logsig run``: configure logging, serve, exit 0 after a graceful stop."""
+    """``logsig run``: configure logging, serve, exit 0 after a graceful stop.
+
+    Raises:
+        LogsigError: the catalog does not load (CatalogError) or the HTTP port cannot be bound.
+    """
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, _exit_early)
     configure_logging(settings.logging.level, settings.logging.format)
     log.info("starting", catalog_paths=[str(Path(p)) for p in settings.catalog.paths])
     asyncio.run(serve(settings))

@@ -50,7 +50,8 @@ class KafkaSource:
         consumer = AIOKafkaConsumer(
             group_id=s.group_id, enable_auto_commit=False, auto_offset_reset=s.auto_offset_reset,
             max_poll_records=s.max_poll_records, session_timeout_ms=s.session_timeout_ms,
-            max_poll_interval_ms=s.max_poll_interval_ms, **client_options(s))
+            max_poll_interval_ms=s.max_poll_interval_ms, metadata_max_age_ms=s.metadata_max_age_ms,
+            **client_options(s))
         try:
             await consumer.start()
         except BaseException:

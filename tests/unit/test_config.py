@@ -65,3 +65,23 @@ class TestLoadSettings:
         """The commented example in deploy/ is valid."""
         example = Path(__file__).parents[2] / "deploy/logsig.example.yaml"
         assert "logsig" == load_settings(example).kafka.group_id
+
+    def test_yaml_syntax_error_is_a_config_error(self, tmp_path: Path) -> None:
+        """Broken YAML is reported as a settings error, not a traceback."""
+        path = tmp_path / "s.yaml"
+        path.write_text("kafka: [1,2\n")
+        with pytest.raises(ConfigError, match="not valid YAML"):
+            load_settings(path)
+
+    def test_top_level_list_is_a_config_error(self, tmp_path: Path) -> None:
+        """A file that is not a mapping of sections says so."""
+        path = tmp_path / "s.yaml"
+        path.write_text("- kafka\n")
+        with pytest.raises(ConfigError, match="must hold a mapping"):
+            load_settings(path)
+
+    def test_env_list_hint(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """A list given as a bare comma list in the environment explains the JSON form."""
+        monkeypatch.setenv("LOGSIG_KAFKA__TOPICS", "a,b")
+        with pytest.raises(ConfigError, match="JSON"):
+            load_settings()

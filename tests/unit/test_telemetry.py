@@ -58,3 +58,21 @@ class TestMetrics:
         registry = CollectorRegistry()
         Metrics(registry)
         assert 0.0 == _value(registry, "logsig_records_failed_total", {"reason": "not_utf8"})
+
+    def test_reload_drops_series_of_removed_signatures(self) -> None:
+        """A signature gone from the new catalog no longer shows on /metrics."""
+        registry = CollectorRegistry()
+        metrics = Metrics(registry)
+        other = Signature(id="t/other", signature="s", regex="y", category="runtime_error", domain="t")
+        metrics.set_catalog([SIG, other], now=0)
+        metrics.count_match("t/other", Source(cluster="c", namespace="n"))
+        metrics.set_catalog([SIG], now=1)
+        names = {s.labels.get("signature_id") for f in registry.collect() for s in f.samples}
+        assert "t/other" not in names
+        assert "t/oom" in names
+
+    def test_no_created_series(self) -> None:
+        """Counters export no *_created samples."""
+        registry = CollectorRegistry()
+        Metrics(registry).set_catalog([SIG], now=0)
+        assert [] == [s.name for f in registry.collect() for s in f.samples if s.name.endswith("_created")]
