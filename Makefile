@@ -5,6 +5,8 @@
 #   make broker-start  local Kafka broker in $(KAFKA_STATE); prints its bootstrap address
 #   make broker-stop   stop it
 #   make demo          run deploy/local/demo.py
+#   make topics        create the default topics on the local broker
+#   make run           logsig run against the local broker (deploy/logsig.example.yaml, local address)
 #   make clean         stop the broker, remove caches and run state (keeps .venv and the Kafka jars)
 #   make distclean     clean, and remove .venv and .cache
 
@@ -15,7 +17,7 @@ VENV_STAMP := $(VENV)/.logsig-installed
 KAFKA_SCRIPT := deploy/local/kafka.py
 KAFKA_STATE ?= .cache/kafka-run
 
-.PHONY: venv lint test broker-start broker-stop broker-status demo clean distclean
+.PHONY: venv lint test broker-start broker-stop broker-status demo topics run clean distclean
 
 venv: $(VENV_STAMP)
 
@@ -45,6 +47,12 @@ broker-status:
 
 demo: venv
 	$(VENV_PYTHON) deploy/local/demo.py
+
+topics: venv
+	$(VENV_PYTHON) deploy/local/local_run.py topics
+
+run: venv topics
+	$(VENV)/bin/logsig run --config "$$($(VENV_PYTHON) deploy/local/local_run.py config)"
 
 clean: broker-stop
 	rm -rf $(KAFKA_STATE) .pytest_cache .mypy_cache .ruff_cache .hypothesis build dist
