@@ -54,6 +54,9 @@ def _say(text: str) -> None:
 
 
 async def _create_topics(bootstrap: str) -> None:
+    """Create the demo's topics, and wait until the broker can coordinate consumer groups (its
+    offsets topic is created on first use; without this wait the first join logs a transient
+    GroupCoordinatorNotAvailableError)."""
     admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
     await admin.start()
     try:
@@ -61,6 +64,13 @@ async def _create_topics(bootstrap: str) -> None:
         new = [NewTopic(t, 3 if t == INPUT else 1, 1) for t in (INPUT, OUTPUT, DEAD) if t not in existing]
         if new:
             await admin.create_topics(new)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                await admin.list_consumer_group_offsets(GROUP)
+                return
+            except Exception:  # coordinator not available yet: the offsets topic is being created
+                await asyncio.sleep(0.5)
     finally:
         await admin.close()
 
