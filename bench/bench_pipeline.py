@@ -62,7 +62,8 @@ async def _produce(bootstrap: str, topic: str, stream: list[str]) -> None:
     admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
     await admin.start()
     try:
-        await admin.create_topics([NewTopic(topic, PARTITIONS, 1, topic_configs={"max.message.bytes": "2097152"})])
+        await admin.create_topics([NewTopic(topic, PARTITIONS, 1, topic_configs={"max.message.bytes": "2097152"}),
+                                   NewTopic(f"{topic}-incidents", 1, 1), NewTopic(f"{topic}-dlq", 1, 1)])
     finally:
         await admin.close()
     producer = AIOKafkaProducer(bootstrap_servers=bootstrap, linger_ms=20, max_batch_size=262144,

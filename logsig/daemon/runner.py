@@ -95,11 +95,16 @@ class Daemon:
             await self._close()
 
     async def _connect(self) -> bool:
-        backoff = self.settings.kafka.retry_backoff_max_seconds
-        ok = await retry_forever(self.sink.start, "connecting the producer", backoff,
-                                 self.stop_event.is_set, self._sleep)
-        return ok and await retry_forever(self.source.start, "joining the consumer group", backoff,
-                                          self.stop_event.is_set, self._sleep)
+        kafka = self.settings.kafka
+        stopping, backoff = self.stop_event.is_set, kafka.retry_backoff_max_seconds
+
+        async def outputs_exist() -> None:
+            await self.sink.require_topics([kafka.output_topic, kafka.dead_letter_topic])
+
+        return (await retry_forever(self.sink.start, "connecting the producer", backoff, stopping, self._sleep)
+                and await retry_forever(outputs_exist, "checking the output topics", backoff, stopping, self._sleep)
+                and await retry_forever(self.source.start, "joining the consumer group", backoff, stopping,
+                                        self._sleep))
 
     async def _loop(self) -> None:
         while not self.stop_event.is_set():

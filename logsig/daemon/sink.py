@@ -23,6 +23,7 @@ from aiokafka.errors import KafkaError, MessageSizeTooLargeError, RecordListTooL
 
 from logsig.config import KafkaSettings
 from logsig.daemon.kafka_common import backoff_delays, client_options
+from logsig.errors import SinkError
 
 log = structlog.get_logger("logsig.sink")
 REJECTED = (MessageSizeTooLargeError, RecordListTooLargeError)
@@ -97,6 +98,16 @@ class KafkaSink:
             if isinstance(outcome, BaseException):
                 report.failed(r, outcome)
         return report
+
+    async def require_topics(self, names: list[str]) -> None:
+        """Raise SinkError naming each of ``names`` the cluster does not have (topic auto-creation is
+        usually off in production, and producing to a missing topic only times out)."""
+        if self._producer is None:
+            raise SinkError("Kafka sink not started", retriable=True)
+        cluster = await self._producer.client.fetch_all_metadata()
+        missing = sorted(set(names) - set(cluster.topics()))
+        if missing:
+            raise SinkError(f"output topics do not exist: {', '.join(missing)}; create them", retriable=True)
 
     async def reset(self) -> None:
         """Replace the producer (after an error that leaves it unusable)."""
