@@ -7,7 +7,9 @@ The alert (Alertmanager API v2 ``postableAlert``, see alertmanager's ``api/v2/op
   ``category``, ``severity`` (:data:`SEVERITY_BY_CATEGORY`), and ``cluster``, ``namespace``,
   ``pod``, ``node`` when the record named them. The same failure in the same pod gives the same
   labels, so Alertmanager keeps one alert and every repeated match only refreshes it;
-- annotations: ``summary`` (the signature's title), ``description`` (root cause), ``workaround``
+- annotations: ``summary`` (signature id and the line as logged, cut to 200 characters: the real
+  numbers and names, where the catalog's ``signature`` text is only an example), ``description``
+  (root cause), ``workaround``
   (the ``how`` of the workaround with the highest success rate), ``doc_url``, ``event_id`` and
   ``matched_line`` (the line that matched, cut to :data:`MAX_LINE_CHARS`); empty ones are left out;
 - ``startsAt``: the incident's ``detected_at``; ``endsAt``: ``resolve_after_seconds`` after the
@@ -79,10 +81,14 @@ def alert_labels(incident: Incident) -> dict[str, str]:
     return {key: value for key, value in labels.items() if value}
 
 
+SUMMARY_CHARS = 200
+
+
 def alert_annotations(incident: Incident) -> dict[str, str]:
     """What a person reading the alert needs: title, root cause, best workaround, doc, event id, line."""
     top = max(incident.workarounds, key=lambda w: w.success_rate, default=None)
-    annotations = {"summary": incident.signature.title, "description": incident.root_cause,
+    summary = f"{incident.signature.id}: {incident.match.line[:SUMMARY_CHARS]}"
+    annotations = {"summary": summary, "description": incident.root_cause,
                    "workaround": (top.how or top.action) if top else None,
                    "doc_url": incident.signature.official_doc_url, "event_id": incident.event_id,
                    "matched_line": incident.match.line[:MAX_LINE_CHARS]}

@@ -97,7 +97,7 @@ class TestAlertmanagerSink:
                 "node": "gpu-node-1"} == oom["labels"]
         seed = CATALOG[SEED]
         top = max(seed.workarounds, key=lambda w: w.success_rate)
-        assert (seed.signature, seed.root_cause, top.how, seed.official_doc_url, seed.examples.match[0][:1000]) == (
+        assert (f"{SEED}: {seed.examples.match[0][:200]}", seed.root_cause, top.how, seed.official_doc_url, seed.examples.match[0][:1000]) == (
             oom["annotations"]["summary"], oom["annotations"]["description"], oom["annotations"]["workaround"],
             oom["annotations"]["doc_url"], oom["annotations"]["matched_line"])
         assert 32 == len(oom["annotations"]["event_id"])

@@ -125,9 +125,9 @@ class TestAlert:
         assert severity == to_alert(incident(category=category), DETECTED)["labels"]["severity"]
 
     def test_annotations_carry_what_to_do(self) -> None:
-        """Title, root cause, the best workaround's how, doc link, event id and the matched line."""
+        """The line as logged, root cause, the best workaround's how, doc link, event id and the matched line."""
         annotations = to_alert(incident(), DETECTED)["annotations"]
-        assert {"summary": "CUDA out of memory during prefill", "description": "The prefill allocates KV cache.",
+        assert {"summary": f"{SEED}: torch.OutOfMemoryError: CUDA out of memory.", "description": "The prefill allocates KV cache.",
                 "workaround": "lower --max-model-len", "doc_url": "https://docs.example/oom", "event_id": "e1",
                 "matched_line": "torch.OutOfMemoryError: CUDA out of memory."} == annotations
 
