@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import re
+from abc import ABC, abstractmethod
 from re import _constants as sre  # type: ignore[attr-defined]
 from typing import Any
 
@@ -105,7 +106,7 @@ def quantifier(low: int, high: int, lazy: bool) -> str:
     return text + ("?" if lazy else "")
 
 
-class Writer:
+class Writer(ABC):
     """Shared walk over the tree; subclasses decide classes, anchors and unsupported nodes."""
 
     def __init__(self, groups: dict[int, str]) -> None:
@@ -159,13 +160,13 @@ class Writer:
         """The opening of a group (its contents and ``)`` follow)."""
         return "(?:"
 
+    @abstractmethod
     def anchor(self, code: Any, items: list[Item], index: int, flags: int) -> str:
         """An AT node."""
-        raise NotImplementedError
 
+    @abstractmethod
     def other(self, op: Any, av: Any, flags: int) -> str:
         """Assertions, back-references, conditionals and atomic groups."""
-        raise NotImplementedError
 
 
 UNICODE_BOUNDARY = "unicode_boundary"
