@@ -72,32 +72,30 @@ def _labels(value: object) -> dict[str, str]:
     return value if type(value) is dict and value else _NO_LABELS
 
 
+_LAYOUTS: tuple[tuple[tuple[str, ...], str, str, str], ...] = (
+    # (keys that identify the layout, namespace key, node key, labels key)
+    (("pod_namespace", "pod_node_name"), "pod_namespace", "pod_node_name", "pod_labels"),  # Vector
+    (("pod_name", "namespace_name"), "namespace_name", "host", "labels"),  # Fluent Bit, Fluentd
+)
+
+
 def record_source(record: Mapping[str, Any], stream: str | None, fallback_cluster: str | None) -> Source:
     """The Source of a JSON/msgpack shipper record (any of the layouts above)."""
     kube = record.get("kubernetes")
     cluster = _cluster(record, kube) or fallback_cluster
     if type(kube) is not dict:
         return make_source(cluster, container=_ecs_container(record), stream=stream)
-    if "pod_namespace" in kube or "pod_node_name" in kube:
-        return make_source(
-            cluster,
-            _text(kube.get("pod_namespace")),
-            _text(kube.get("pod_name")),
-            _text(kube.get("container_name")),
-            _text(kube.get("pod_node_name")),
-            stream,
-            _labels(kube.get("pod_labels")),
-        )
-    if "pod_name" in kube or "namespace_name" in kube:
-        return make_source(
-            cluster,
-            _text(kube.get("namespace_name")),
-            _text(kube.get("pod_name")),
-            _text(kube.get("container_name")),
-            _text(kube.get("host")),
-            stream,
-            _labels(kube.get("labels")),
-        )
+    for detect, namespace, node, labels in _LAYOUTS:
+        if any(key in kube for key in detect):
+            return make_source(
+                cluster,
+                _text(kube.get(namespace)),
+                _text(kube.get("pod_name")),
+                _text(kube.get("container_name")),
+                _text(kube.get(node)),
+                stream,
+                _labels(kube.get(labels)),
+            )
     return _ecs_source(record, kube, cluster, stream)
 
 

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from functools import cache
 from typing import NamedTuple
 
 import pytest
 
 from logsig.matchers.captures import capture_values
-from logsig.matchers.catalog import Catalog, load_catalog
-from logsig.matchers.engine import Engine
 from logsig.matchers.enrich import rank
+from tests.unit.matchers.builtin_support import builtin_catalog, builtin_engine
 
 
 class Case(NamedTuple):
@@ -120,14 +118,8 @@ CASES: dict[str, Case] = {
 }
 
 
-@cache
-def _catalog() -> Catalog:
-    return load_catalog()
-
-
-@cache
-def _engine() -> Engine:
-    return Engine(_catalog().signatures)
+_catalog = builtin_catalog
+_engine = builtin_engine
 
 
 def _primary_and_values(case: Case) -> tuple[str | None, dict[str, int | float] | None]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from functools import cache
 from pathlib import Path
 
 import pytest
@@ -11,23 +10,17 @@ import yaml
 
 from logsig.cli.catalog import example_failures
 from logsig.config import load_settings
-from logsig.matchers.catalog import Catalog, load_catalog
-from logsig.matchers.engine import Engine
+from logsig.matchers.catalog import load_catalog
 from logsig.matchers.enrich import rank
 from logsig.pipeline import Pipeline
 from logsig.records import Origin, RawRecord
+from tests.unit.matchers.builtin_support import builtin_catalog, builtin_engine
 
 CORPUS = Path(__file__).parents[2] / "data" / "corpus"
 
 
-@cache
-def _catalog() -> Catalog:
-    return load_catalog()
-
-
-@cache
-def _engine() -> Engine:
-    return Engine(_catalog().signatures)
+_catalog = builtin_catalog
+_engine = builtin_engine
 
 
 def _excerpts() -> list[dict[str, object]]:
