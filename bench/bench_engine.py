@@ -37,8 +37,8 @@ from engine_processes import run_processes
 from gen_catalog import catalog
 from gen_stream import generate
 
-from logsig.matchers.compiled import clear_cache
-from logsig.matchers.engine import Engine
+from logsig.matchers.engine.compiled import clear_cache
+from logsig.matchers.engine.engine import Engine
 from logsig.matchers.signature import Signature
 
 BATCH = 4096

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import yaml
 
-from logsig.matchers.catalog import load_catalog
-from logsig.matchers.engine import Engine
-from logsig.matchers.enrich import rank
+from logsig.enrich import rank
+from logsig.matchers.catalog.loader import load_catalog
+from logsig.matchers.engine.engine import Engine
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "tests" / "data" / "corpus"

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from gen_catalog import catalog
 
-from logsig.matchers.engine import Engine
+from logsig.matchers.engine.engine import Engine
 from logsig.matchers.signature import Signature
 
 _NAMED = re.compile(r"\(\?P<\w+>")

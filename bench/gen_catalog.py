@@ -20,7 +20,7 @@ from pathlib import Path
 
 from gen_stream import load_corpus
 
-from logsig.matchers.catalog import load_catalog
+from logsig.matchers.catalog.loader import load_catalog
 from logsig.matchers.signature import Signature
 
 _WORD = re.compile(r"[A-Za-z]{4,}")

@@ -11,12 +11,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+from logsig.assemble.assembler import Assembler
 from logsig.decode import decode_record
-from logsig.decode.multiline import Assembler
 from logsig.decode.settings import DecodeSettings
-from logsig.matchers.engine import Engine, Match
-from logsig.matchers.enrich import build_incident
-from logsig.matchers.incident import Incident
+from logsig.enrich import build_incident
+from logsig.incident import Incident
+from logsig.matchers.engine.engine import Engine, Match
 from logsig.records import DecodeFailure, LogEvent, RawRecord
 
 

@@ -1,7 +1,7 @@
 """Small frozen types passed between the pipeline's stages.
 
 source -> :class:`RawRecord` -> decode -> :class:`LogEvent` (or :class:`DecodeFailure`)
--> match -> ``logsig.matchers.engine.Match`` -> enrich -> ``logsig.matchers.incident.Incident``.
+-> match -> ``logsig.matchers.engine.engine.Match`` -> enrich -> ``logsig.incident.Incident``.
 """
 
 from __future__ import annotations
@@ -9,6 +9,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+
+TP = tuple[str, int]
+"""A Kafka (topic, partition)."""
 
 
 @dataclass(frozen=True, slots=True)

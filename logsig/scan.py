@@ -10,14 +10,15 @@ from __future__ import annotations
 import sys
 import time
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO, TextIO
 
 from tqdm import tqdm
 
 from logsig.pipeline import Pipeline, StepResult
-from logsig.records import Origin, RawRecord
+from logsig.sinks.stdout import write_incidents
+from logsig.sources.lines import line_chunks
 
 CHUNK_LINES = 4096
 
@@ -46,35 +47,19 @@ class ScanSummary:
             self.matches.update(m.signature.id for m in detection.matches)
 
 
-def _chunks(stream: BinaryIO, name: str) -> Iterator[list[RawRecord]]:
-    chunk: list[RawRecord] = []
-    for number, line in enumerate(stream, start=1):
-        chunk.append(RawRecord(value=line.rstrip(b"\r\n"), origin=Origin(file=name, line_number=number)))
-        if len(chunk) >= CHUNK_LINES:
-            yield chunk
-            chunk = []
-    if chunk:
-        yield chunk
-
-
-def _emit(step: StepResult, out: BinaryIO) -> None:
-    for detection in step.detections:
-        out.write(detection.incident.to_json() + b"\n")
-
-
 def scan_stream(pipeline: Pipeline, stream: BinaryIO, name: str, out: BinaryIO,
                 summary: ScanSummary, progress: tqdm[Any] | None = None) -> None:
     """Scan one input stream to ``out``, adding to ``summary``; open multi-line groups are flushed at its end."""
-    for chunk in _chunks(stream, name):
+    for chunk in line_chunks(stream, name, CHUNK_LINES):
         step = pipeline.process(chunk, time.monotonic())
         summary.records += len(chunk)
         summary.add(step)
-        _emit(step, out)
+        write_incidents(step, out)
         if progress is not None:
             progress.update(len(chunk))
     step = pipeline.flush_all()
     summary.add(step)
-    _emit(step, out)
+    write_incidents(step, out)
 
 
 def scan(pipeline: Pipeline, paths: Sequence[str], out: BinaryIO, err: TextIO) -> ScanSummary:

@@ -18,9 +18,9 @@ from logsig import __version__
 from logsig.cli import catalog as catalog_cmd
 from logsig.config import Settings, load_settings, masked_dump
 from logsig.errors import LogsigError
-from logsig.matchers.catalog import Catalog, load_catalog
-from logsig.matchers.engine import Engine
-from logsig.matchers.incident import incident_json_schema
+from logsig.incident import incident_json_schema
+from logsig.matchers.catalog.loader import Catalog, load_catalog
+from logsig.matchers.engine.engine import Engine
 
 
 def _add_catalog_args(parser: argparse.ArgumentParser) -> None:

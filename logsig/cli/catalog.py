@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from logsig.errors import CatalogError
-from logsig.matchers.catalog import Catalog, load_catalog
-from logsig.matchers.engine import Engine
+from logsig.matchers.catalog.loader import Catalog, load_catalog
+from logsig.matchers.engine.engine import Engine
 from logsig.matchers.signature import Signature
 
 
@@ -96,7 +96,7 @@ def cmd_test(args: argparse.Namespace) -> int:
 
 def cmd_lint(args: argparse.Namespace) -> int:
     """Report catalog smells; exit 1 when any finding is an error or the catalog does not load."""
-    from logsig.matchers.lint import lint_catalog
+    from logsig.matchers.authoring.lint import lint_catalog
 
     try:
         catalog = _load(args.paths)
@@ -117,7 +117,7 @@ def cmd_lint(args: argparse.Namespace) -> int:
 
 def cmd_explain(args: argparse.Namespace) -> int:
     """Explain each line: the signatures that match and why the nearest others do not."""
-    from logsig.matchers.explain import explain, render
+    from logsig.matchers.authoring.explain import explain, render
 
     paths = [Path(p) for p in args.catalog]
     catalog = load_catalog(paths, builtin=not args.no_builtin)

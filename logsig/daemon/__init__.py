@@ -1,5 +1,6 @@
-"""The asyncio service: Kafka source and sink, HTTP endpoint, and the runner that wires them.
+"""The asyncio service: the runner that wires source, pipeline and sinks; reload; HTTP endpoints.
 
-The only package that imports aiokafka and aiohttp; the pure core (decode, match, enrich) lives
-in :mod:`logsig.decode`, :mod:`logsig.matchers` and :mod:`logsig.pipeline`.
+Kafka and HTTP clients live at the edges (:mod:`logsig.sources`, :mod:`logsig.sinks`); the pure core
+(decode, assemble, match, enrich) lives in :mod:`logsig.decode`, :mod:`logsig.assemble`,
+:mod:`logsig.matchers`, :mod:`logsig.enrich` and :mod:`logsig.pipeline`.
 """

@@ -10,8 +10,8 @@ import structlog
 
 from logsig.config import CatalogSettings
 from logsig.errors import CatalogError
-from logsig.matchers.catalog import builtin_path, catalog_files, load_catalog
-from logsig.matchers.engine import Engine
+from logsig.matchers.catalog.loader import builtin_path, catalog_files, load_catalog
+from logsig.matchers.engine.engine import Engine
 from logsig.telemetry import Metrics
 
 log = structlog.get_logger("logsig.catalog")

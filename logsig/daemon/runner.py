@@ -6,7 +6,7 @@ Delivery semantics (at least once, no loss):
 2. its incidents and dead letters are produced with the idempotent producer (acks=all) and every
    acknowledgement is awaited, retrying with backoff while the broker is away;
 3. only then are the batch's offsets committed, capped below any record still held in an open
-   multi-line group (:func:`logsig.daemon.delivery.committable`).
+   multi-line group (:func:`logsig.daemon.offsets.committable`).
 
 A redelivered record yields an incident with the same ``event_id``, so consumers can deduplicate.
 SIGTERM/SIGINT stop fetching, finish and commit the batch in hand, flush open multi-line groups,
@@ -27,18 +27,19 @@ from typing import Protocol
 import structlog
 from prometheus_client import CollectorRegistry
 
+from logsig.backoff import retry_forever
 from logsig.config import Settings
-from logsig.daemon.delivery import committable, dead_letter_record, incident_record, next_offsets
 from logsig.daemon.http import HttpServer
-from logsig.daemon.kafka_common import retry_forever
+from logsig.daemon.offsets import committable, next_offsets
 from logsig.daemon.reload import CatalogWatcher
-from logsig.daemon.sink import KafkaSink, OutRecord
-from logsig.daemon.source import TP, KafkaSource
 from logsig.errors import LogsigError
+from logsig.incident import Incident
 from logsig.log import configure_logging
-from logsig.matchers.incident import Incident
 from logsig.pipeline import Pipeline, StepResult
-from logsig.records import RawRecord
+from logsig.records import TP, RawRecord
+from logsig.sinks.kafka.records import dead_letter_record, incident_record
+from logsig.sinks.kafka.sink import KafkaSink, OutRecord
+from logsig.sources.kafka import KafkaSource
 from logsig.telemetry import Metrics
 
 log = structlog.get_logger("logsig.daemon")
@@ -238,14 +239,14 @@ class Daemon:
 def _alertmanager(settings: Settings, metrics: Metrics) -> _AlertSink | None:
     if not settings.alertmanager.enabled:
         return None
-    from logsig.daemon.alertmanager import AlertmanagerSink
+    from logsig.sinks.alertmanager import AlertmanagerSink
 
     sink: _AlertSink = AlertmanagerSink(settings.alertmanager, metrics)
     return sink
 
 
 class _AlertSink(Protocol):
-    """What the runner needs of the Alertmanager sink (see :mod:`logsig.daemon.alertmanager`)."""
+    """What the runner needs of the Alertmanager sink (see :mod:`logsig.sinks.alertmanager`)."""
 
     async def start(self) -> None: ...
     def offer(self, incident: Incident) -> None: ...

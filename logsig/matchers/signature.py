@@ -7,7 +7,7 @@ so that a record round-trips unchanged through :meth:`Signature.to_record`.
 logsig adds three optional fields of its own:
 
 - ``priority`` (int, default 0): when several signatures match one message, the highest
-  priority is the incident's primary signature (see ``logsig.matchers.enrich``);
+  priority is the incident's primary signature (see ``logsig.enrich``);
 - ``servers`` (list of str): the inference servers or layers whose logs print the message
   (``vllm``, ``sglang``, ``tgi``, ``trtllm``, ``triton``, ``ollama``, ``llamacpp``, ``pytorch``,
   ``nccl``, ``nvidia-driver``, ``k8s``);

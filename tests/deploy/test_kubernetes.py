@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from logsig.config import Settings, load_settings
-from logsig.matchers.catalog import load_catalog
+from logsig.matchers.catalog.loader import load_catalog
 from tests.deploy.support import K8S_BASE, K8S_KEDA, RULES, load_documents, load_yaml, missing, run_tool
 
 CORE_KINDS = {"ServiceAccount", "ConfigMap", "Deployment", "Service", "PodDisruptionBudget"}

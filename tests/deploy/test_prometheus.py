@@ -9,7 +9,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from logsig.matchers.catalog import load_catalog
+from logsig.matchers.catalog.loader import load_catalog
 from tests.deploy.support import (
     DEPLOY,
     K8S_BASE,

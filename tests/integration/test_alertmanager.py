@@ -16,7 +16,7 @@ from typing import Any
 import orjson
 import pytest
 
-from logsig.matchers.catalog import load_catalog
+from logsig.matchers.catalog.loader import load_catalog
 from tests.integration.conftest import NewTopicFn, ProduceFn
 from tests.integration.daemon_proc import DaemonProcess, metric_value, start_daemon
 from tests.integration.services import Service, alertmanager, alertmanager_binary

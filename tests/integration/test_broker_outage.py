@@ -7,7 +7,7 @@ from pathlib import Path
 
 import orjson
 
-from logsig.matchers.catalog import load_catalog
+from logsig.matchers.catalog.loader import load_catalog
 from tests.integration.daemon_proc import free_port, http_get, start_daemon
 from tests.integration.kafka_util import make_topic, produce, read_all
 from tests.integration.local_kafka import load_kafka_script

@@ -11,8 +11,8 @@ from typing import Any
 import orjson
 
 from logsig.config import load_settings
-from logsig.matchers.catalog import load_catalog
-from logsig.matchers.engine import Engine
+from logsig.matchers.catalog.loader import load_catalog
+from logsig.matchers.engine.engine import Engine
 from logsig.pipeline import Pipeline
 from logsig.records import Origin, RawRecord
 from tests.integration.daemon_proc import start_daemon

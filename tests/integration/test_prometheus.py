@@ -26,7 +26,7 @@ import orjson
 import pytest
 
 from logsig import __version__
-from logsig.matchers.catalog import load_catalog
+from logsig.matchers.catalog.loader import load_catalog
 from tests.deploy.support import RULES
 from tests.deploy.test_grafana import DASHBOARD, Query, dashboard_queries
 from tests.integration.conftest import NewTopicFn, ProduceFn

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from logsig.cli import main
-from logsig.matchers.catalog import load_catalog
+from logsig.matchers.catalog.loader import load_catalog
 
 SEED_ID = "llm/vllm-cuda-oom-during-prefill"
 

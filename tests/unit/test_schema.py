@@ -4,7 +4,7 @@ import json
 from pathlib import Path
 
 from logsig.cli import main
-from logsig.matchers.incident import incident_json_schema
+from logsig.incident import incident_json_schema
 
 COMMITTED = Path(__file__).parents[2] / "logsig/schema/incident-v1.json"
 

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from logsig.decode import Assembler, DecodeSettings, decode_record
+from logsig.assemble import Assembler
+from logsig.decode import DecodeSettings, decode_record
 from logsig.records import LogEvent, Origin, RawRecord
 
 HERE = Path(__file__).parents[2] / "data"

@@ -7,7 +7,8 @@ import orjson
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from logsig.decode import Assembler, DecodeSettings, decode_record
+from logsig.assemble import Assembler
+from logsig.decode import DecodeSettings, decode_record
 from logsig.records import FAILURE_REASONS, Origin, RawRecord
 
 SETTINGS = DecodeSettings(max_record_bytes=1024)

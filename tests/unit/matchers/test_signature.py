@@ -8,7 +8,7 @@ from pydantic import ValidationError
 
 from logsig.matchers.signature import Signature
 
-SEED = Path(__file__).parents[3] / "logsig/matchers/builtin/llm/vllm-cuda-oom-during-prefill.json"
+SEED = Path(__file__).parents[3] / "logsig/matchers/catalog/builtin/llm/vllm-cuda-oom-during-prefill.json"
 
 
 class TestSignature:

@@ -1,0 +1,191 @@
+"""Open multi-line groups: fragments of one long line, and the lines of one traceback.
+
+Both remember the records they cover (for ``origins`` and for the offsets the runner must
+not commit yet) and when they last grew (for the idle timeout).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from enum import Enum
+
+from logsig.assemble.traceback import Kind, Line, is_frame_file
+from logsig.decode.text import clean_line, truncate_utf8
+from logsig.records import LogEvent, Origin
+
+GroupKey = tuple[object, ...]
+
+
+class Held:
+    """Records held by an open group: their origins and the lowest offset per partition."""
+
+    __slots__ = ("first", "key", "last_seen", "lowest", "origins")
+
+    def __init__(self, key: GroupKey, first: LogEvent, now: float) -> None:
+        self.key = key
+        self.first = first
+        self.last_seen = now
+        self.origins: list[Origin] = []
+        self.lowest: dict[tuple[str, int], int] = {}
+        self.cover(first)
+
+    def cover(self, event: LogEvent) -> None:
+        """Remember every record ``event`` covers."""
+        for origin in event.covered_origins:
+            self.origins.append(origin)
+            topic, partition, offset = origin.topic, origin.partition, origin.offset
+            if topic is None or partition is None or offset is None:
+                continue
+            if offset < self.lowest.get((topic, partition), offset + 1):
+                self.lowest[(topic, partition)] = offset
+
+
+class Fragments(Held):
+    """CRI ``P`` fragments / Docker 16 KiB parts of one line, waiting for the last part."""
+
+    __slots__ = ("parts", "size", "truncated")
+
+    def __init__(self, key: GroupKey, first: LogEvent, now: float) -> None:
+        super().__init__(key, first, now)
+        self.parts = [first.message]
+        self.size = len(first.message)
+        self.truncated = first.truncated
+
+    def add(self, event: LogEvent, now: float, max_bytes: int) -> None:
+        """Append the next part; text past ``max_bytes`` is dropped and marks truncation."""
+        self.cover(event)
+        self.last_seen = now
+        if self.size < max_bytes:
+            self.parts.append(event.message)
+            self.size += len(event.message)
+        else:
+            self.truncated = True
+
+    def joined(self, max_bytes: int) -> LogEvent:
+        """The whole line as one event (origin: the first part's)."""
+        text, cut = truncate_utf8(clean_line("".join(self.parts)), max_bytes)
+        return replace(
+            self.first,
+            message=text,
+            line=text,
+            truncated=self.truncated or cut,
+            origins=tuple(self.origins),
+            partial=False,
+        )
+
+
+class State(Enum):
+    """Where a traceback group is: in frames, past an exception line, or after a chain mark."""
+
+    FRAMES = "frames"
+    AFTER = "after"
+    CHAINED = "chained"
+
+
+class Traceback(Held):
+    """The lines of one traceback on one stream and process, prefixes removed."""
+
+    __slots__ = (
+        "exception",
+        "identity",
+        "last_frame",
+        "lines",
+        "prefix",
+        "proc",
+        "repeated",
+        "size",
+        "state",
+        "stream",
+    )
+
+    def __init__(self, key: GroupKey, stream: GroupKey, line: Line, first: LogEvent, now: float) -> None:
+        super().__init__(key, first, now)
+        self.stream = stream
+        self.prefix = line.prefix
+        self.identity = line.identity
+        self.repeated = False
+        self.proc = line.proc
+        self.lines = [line.body]
+        self.size = len(line.body)
+        self.state = State.FRAMES
+        self.exception: str | None = None
+        self.last_frame = ""
+
+    def accepts(self, line: Line) -> bool:
+        """Whether ``line`` continues this traceback.
+
+        A line with exactly the prefix of the group's lines always does, once the second line
+        showed the prefix repeated (vLLM writes the same header on every line of one record).
+        A line without a prefix, or whose prefix (clock aside) is the outer part of the first
+        line's (SGLang heads only the first line; Python ``logging`` stamps each line), does
+        when it fits the traceback's shape: frames until the exception line, then blank
+        lines, chain marks, a new ``Traceback`` after a chain mark, indented message lines, or
+        ``File`` lines (a line of other output interleaved before the frames went on).
+        """
+        if line.prefix and line.prefix == self.prefix and (self.repeated or len(self.lines) == 1):
+            return True
+        if line.prefix and not self.identity.startswith(line.identity):
+            return False
+        kind = line.kind
+        if self.state is State.FRAMES:
+            return kind is not Kind.START
+        if self.state is State.AFTER:
+            return kind in (Kind.BLANK, Kind.CHAIN, Kind.FRAME)
+        return kind in (Kind.BLANK, Kind.START)
+
+    def add(self, line: Line, event: LogEvent, now: float) -> None:
+        """Append ``line`` (already accepted) and follow the traceback's shape."""
+        if not self.lines:
+            self.first = event
+        elif len(self.lines) == 1 and line.prefix and line.prefix == self.prefix:
+            self.repeated = True
+        self.cover(event)
+        self.last_seen = now
+        self.lines.append(line.body)
+        self.size += len(line.body) + 1
+        self._advance(line)
+
+    def _advance(self, line: Line) -> None:
+        """Update the state for one more line."""
+        kind = line.kind
+        if kind is Kind.START:
+            self.state = State.FRAMES
+        elif kind is Kind.CHAIN:
+            self.state = State.CHAINED
+        elif kind is Kind.FRAME and is_frame_file(line.body):
+            self.state = State.FRAMES
+            self.last_frame = line.body.strip()
+        elif kind is Kind.OTHER and self.state is State.FRAMES:
+            self.exception = line.body
+            self.state = State.AFTER
+
+    def full(self, max_lines: int, max_bytes: int) -> bool:
+        """Whether the group reached its line or byte bound."""
+        return len(self.lines) >= max_lines or self.size >= max_bytes
+
+    def event(self, truncated: bool) -> LogEvent:
+        """The assembled event: the text joined by newlines, the lines as context."""
+        lines = self.lines
+        while len(lines) > 1 and (not lines[-1] or lines[-1].isspace()):
+            lines = lines[:-1]
+        message = "\n".join(lines)
+        last = self.exception or next((body for body in reversed(lines) if body.strip()), "")
+        return replace(
+            self.first,
+            message=message,
+            line=last,
+            context=tuple(lines),
+            level=self.first.level or "error",
+            truncated=truncated or self.first.truncated,
+            origins=tuple(self.origins),
+            partial=False,
+        )
+
+    def dedupe_key(self) -> tuple[str, str, str]:
+        """What makes two copies of one traceback the same: process, last frame, exception."""
+        return (self.proc, self.last_frame, self.exception or "")
+
+    def restart(self) -> None:
+        """Empty the group after it was emitted at its bound; later lines carry it on."""
+        self.lines, self.size, self.exception = [], 0, None
+        self.origins, self.lowest = [], {}

@@ -1,0 +1,168 @@
+"""Enrichment: a decoded event plus its matches becomes an :class:`Incident` (pure, no I/O).
+
+Primary signature (when several match one message), in order:
+
+1. the highest ``priority`` (catalog field, default 0; generic catch-alls and downstream
+   consequences such as engine-dead cascades use negative values);
+2. then the most specific regex: the most literal characters in the pattern (a regex that spells
+   out more of the message explains more of it);
+3. then catalog order.
+
+The others are listed in ``also_matched`` (by the same order); counters count every match.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from functools import lru_cache
+
+from logsig.incident import (
+    DeadEndOut,
+    Incident,
+    MatchOut,
+    SignatureRef,
+    SourceOut,
+    TransitionsOut,
+    WorkaroundOut,
+)
+from logsig.matchers.catalog.captures import capture_values
+from logsig.matchers.engine.engine import Match
+from logsig.matchers.signature import Signature
+from logsig.records import LogEvent, Origin
+
+MAX_LINE_CHARS = 4096
+"""``match.line`` and ``match.matched_text`` are cut to this many characters."""
+MAX_CONTEXT_CHARS = 65536
+"""``context`` keeps whole lines, each cut to MAX_LINE_CHARS, up to this many characters in all."""
+
+_META = re.compile(r"\\.|\[[^\]]*\]|[.^$*+?{}()|]")
+
+
+@lru_cache(maxsize=65536)
+def literal_length(regex: str) -> int:
+    """How many literal characters ``regex`` spells out (escapes and classes removed)."""
+    return len(_META.sub("", regex))
+
+
+def rank(matches: Sequence[Match]) -> list[Match]:
+    """``matches`` ordered primary first (see the module docstring); catalog order breaks ties."""
+    order = {id(m): i for i, m in enumerate(matches)}
+    return sorted(
+        matches,
+        key=lambda m: (-m.signature.priority, -literal_length(m.signature.regex), order[id(m)]),
+    )
+
+
+def event_id(origin: Origin, message: str, signature_id: str) -> str:
+    """Deterministic id (32 hex chars of SHA-256) of a record and signature."""
+    where = (
+        f"kafka:{origin.topic}:{origin.partition}:{origin.offset}"
+        if origin.topic is not None
+        else f"file:{origin.file}:{origin.line_number}"
+    )
+    digest = hashlib.sha256(f"{where}\0{signature_id}\0{message}".encode())
+    return digest.hexdigest()[:32]
+
+
+def _signature_ref(sig: Signature) -> SignatureRef:
+    return SignatureRef(
+        id=sig.id, title=sig.signature, category=sig.category, subcategory=sig.subcategory,
+        domain=sig.domain_name, error_code=sig.error_code, confidence=sig.confidence,
+        fix_success_rate=sig.fix_success_rate, resolvable=sig.resolvable,
+        official_doc_url=sig.official_doc_url,
+    )
+
+
+def _workarounds(sig: Signature) -> list[WorkaroundOut]:
+    ranked = sorted(sig.workarounds, key=lambda w: -w.success_rate)
+    return [WorkaroundOut(action=w.action, how=w.how, success_rate=w.success_rate,
+                          condition=w.condition, sources=list(w.sources)) for w in ranked]
+
+
+def _dead_ends(sig: Signature) -> list[DeadEndOut]:
+    return [DeadEndOut(action=d.action, why_fails=d.why_fails, fail_rate=d.fail_rate,
+                       condition=d.condition, sources=list(d.sources)) for d in sig.dead_ends]
+
+
+def _timestamp_ms(value: int | None) -> datetime | None:
+    return None if value is None else datetime.fromtimestamp(value / 1000, tz=UTC)
+
+
+def _source(event: LogEvent) -> SourceOut:
+    o, s = event.origin, event.source
+    return SourceOut(
+        topic=o.topic, partition=o.partition, offset=o.offset,
+        timestamp=_timestamp_ms(o.timestamp_ms), key=o.key, file=o.file,
+        line_number=o.line_number, cluster=s.cluster, namespace=s.namespace, pod=s.pod,
+        container=s.container, node=s.node, stream=s.stream,
+    )
+
+
+def _cut(text: str) -> tuple[str, bool]:
+    return (text, False) if len(text) <= MAX_LINE_CHARS else (text[:MAX_LINE_CHARS] + "…", True)
+
+
+def bounded_context(lines: Sequence[str]) -> list[str]:
+    """``lines`` with each cut to MAX_LINE_CHARS and the whole to MAX_CONTEXT_CHARS (last line kept)."""
+    out: list[str] = []
+    budget = MAX_CONTEXT_CHARS
+    for line in lines:
+        cut, _ = _cut(line)
+        if len(cut) > budget:
+            out.append(f"… {len(lines) - len(out)} more lines")
+            break
+        out.append(cut)
+        budget -= len(cut)
+    return out
+
+
+def merged_captures(ranked: Sequence[Match]) -> dict[str, str | None]:
+    """Named captures of every match, the primary's first (a name keeps its first non-empty text)."""
+    out: dict[str, str | None] = {}
+    for match in ranked:
+        for name, text in match.captures.items():
+            if out.get(name) is None:
+                out[name] = text
+    return out
+
+
+def _match_out(event: LogEvent, ranked: Sequence[Match]) -> MatchOut:
+    start, end = ranked[0].span
+    line, line_cut = _cut(event.line or event.message)
+    text, text_cut = _cut(event.message[start:end])
+    captures = merged_captures(ranked)
+    return MatchOut(line=line, span=(start, end), matched_text=text, captures=captures,
+                    values=capture_values(captures), truncated=line_cut or text_cut)
+
+
+def build_incident(event: LogEvent, matches: Sequence[Match], detected_at: datetime) -> Incident:
+    """The incident for ``event`` given its (non-empty) ``matches``; ``detected_at`` is injected.
+
+    Raises:
+        ValueError: if ``matches`` is empty.
+    """
+    if not matches:
+        raise ValueError("build_incident needs at least one match")
+    ranked = rank(matches)
+    primary, others = ranked[0], ranked[1:]
+    sig = primary.signature
+    graph = sig.transition_graph
+    return Incident(
+        event_id=event_id(event.origin, event.message, sig.id),
+        detected_at=detected_at,
+        log_timestamp=event.timestamp,
+        level=event.level,
+        signature=_signature_ref(sig),
+        root_cause=sig.root_cause,
+        workarounds=_workarounds(sig),
+        dead_ends=_dead_ends(sig),
+        transitions=TransitionsOut(leads_to=list(graph.leads_to), preceded_by=list(graph.preceded_by),
+                                   frequently_confused_with=list(graph.frequently_confused_with)),
+        also_matched=[m.signature.id for m in others],
+        match=_match_out(event, ranked),
+        context=bounded_context(event.context),
+        source=_source(event),
+    )

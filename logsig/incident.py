@@ -1,0 +1,132 @@
+"""The incident event: what logsig emits when a signature matches (``schema_version`` 1).
+
+Serialised with orjson (:meth:`Incident.to_json`). Its JSON Schema is printed by ``logsig schema``
+and committed as ``logsig/schema/incident-v1.json``; a test keeps the two equal. Additive changes
+keep ``schema_version`` 1; a field removed or changed in meaning raises it.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+import orjson
+from pydantic import BaseModel, ConfigDict, Field
+
+SCHEMA_VERSION: Literal[1] = 1
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class SignatureRef(_Frozen):
+    """The primary signature: ``title`` is the record's ``signature`` text."""
+
+    id: str
+    title: str
+    category: str
+    subcategory: str | None = None
+    domain: str
+    error_code: str | None = None
+    confidence: float | None = None
+    fix_success_rate: float | None = None
+    resolvable: str | None = None
+    official_doc_url: str | None = None
+
+
+class WorkaroundOut(_Frozen):
+    """A workaround, as in the catalog; incidents list them by ``success_rate``, highest first."""
+
+    action: str
+    how: str
+    success_rate: float
+    condition: str
+    sources: list[str]
+
+
+class DeadEndOut(_Frozen):
+    """A fix that does not work; ``action`` is empty when the catalog gives none."""
+
+    action: str
+    why_fails: str
+    fail_rate: float
+    condition: str
+    sources: list[str]
+
+
+class MatchOut(_Frozen):
+    """The matched line, the ``[start, end)`` character span of the primary signature's match in
+    the message, the named captures as printed, and ``values``: the captures parsed to numbers in
+    base units (bytes, tokens, seconds; see ``logsig.matchers.catalog.captures``). Captures and values come
+    from every matching signature, the primary's first, so a generic primary still carries the
+    numbers a more detailed signature read off the same line. ``line`` and ``matched_text`` are cut
+    to 4,096 characters (``truncated`` then says so) so an incident always fits a Kafka record."""
+
+    line: str
+    span: tuple[int, int]
+    matched_text: str
+    captures: dict[str, str | None]
+    values: dict[str, int | float]
+    truncated: bool = False
+
+
+class SourceOut(_Frozen):
+    """Where the log line came from: Kafka coordinates (``timestamp`` is the record timestamp,
+    RFC 3339 UTC) or a file and 1-based line number, plus Kubernetes coordinates when known."""
+
+    topic: str | None = None
+    partition: int | None = None
+    offset: int | None = None
+    timestamp: datetime | None = None
+    key: str | None = None
+    file: str | None = None
+    line_number: int | None = None
+    cluster: str | None = None
+    namespace: str | None = None
+    pod: str | None = None
+    container: str | None = None
+    node: str | None = None
+    stream: str | None = None
+
+
+class TransitionsOut(_Frozen):
+    """Signature ids this failure tends to cause, follow, or be confused with."""
+
+    leads_to: list[str] = Field(default_factory=list)
+    preceded_by: list[str] = Field(default_factory=list)
+    frequently_confused_with: list[str] = Field(default_factory=list)
+
+
+class Incident(_Frozen):
+    """One detected failure. ``event_id`` is deterministic: the same input record and signature
+    always give the same id, so consumers can drop redelivered duplicates."""
+
+    schema_version: Literal[1] = SCHEMA_VERSION
+    event_id: str
+    detected_at: datetime
+    log_timestamp: datetime | None = None
+    level: str | None = None
+    signature: SignatureRef
+    root_cause: str
+    workarounds: list[WorkaroundOut]
+    dead_ends: list[DeadEndOut]
+    transitions: TransitionsOut
+    also_matched: list[str] = Field(default_factory=list)
+    match: MatchOut
+    context: list[str] = Field(
+        default_factory=list,
+        description="The lines of a multi-line event (a traceback), at most 65,536 characters in all.")
+    source: SourceOut
+
+    def to_json(self) -> bytes:
+        """The event as compact JSON bytes (orjson; datetimes RFC 3339 with ``Z``-free ``+00:00``)."""
+        return orjson.dumps(self.model_dump(mode="json"))
+
+
+def incident_json_schema() -> dict[str, Any]:
+    """The JSON Schema (draft 2020-12) of :class:`Incident`."""
+    schema = Incident.model_json_schema()
+    schema["$id"] = "https://logsig.dev/schema/incident-v1.json"
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    return schema

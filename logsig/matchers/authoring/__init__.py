@@ -1,0 +1,1 @@
+"""Tools for signature authors: ``catalog lint`` findings and ``explain``."""

@@ -1,0 +1,1 @@
+"""Python regex to engine syntax: parse with CPython's own parser, write RE2 and Vectorscan forms."""

@@ -1,0 +1,1 @@
+"""The sink stage: where incidents and dead letters go (Kafka, Alertmanager, stdout)."""

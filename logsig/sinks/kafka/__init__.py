@@ -1,0 +1,1 @@
+"""The Kafka sink: record building (pure) and the idempotent producer."""

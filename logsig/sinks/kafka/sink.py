@@ -1,0 +1,150 @@
+"""Kafka sink: an idempotent aiokafka producer (acks=all) for incidents and dead letters.
+
+Delivery rules (:meth:`KafkaSink.deliver`):
+
+- every record is retried until the broker acknowledges it, with exponential backoff, except
+  records the broker can never take (``MessageSizeTooLargeError``, ``RecordListTooLargeError``):
+  those are returned as rejected, so one oversized record never blocks a partition;
+- only the records that failed are sent again (an acknowledged record is not duplicated);
+- after an error that leaves the idempotent producer unusable (``OutOfOrderSequenceNumber``,
+  ``ProducerFenced``, a timeout, ...: every non-retriable error but the size ones) the producer
+  is closed and a new one started before the next try.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+import structlog
+from aiokafka import AIOKafkaProducer
+from aiokafka.errors import KafkaError, MessageSizeTooLargeError, RecordListTooLargeError
+
+from logsig.backoff import backoff_delays
+from logsig.config import KafkaSettings
+from logsig.errors import SinkError
+from logsig.kafka import client_options
+
+log = structlog.get_logger("logsig.sink")
+REJECTED = (MessageSizeTooLargeError, RecordListTooLargeError)
+
+
+@dataclass(frozen=True, slots=True)
+class OutRecord:
+    """A record to produce: ``timestamp_ms`` None lets the broker/producer stamp it."""
+
+    topic: str
+    value: bytes
+    key: bytes | None = None
+    headers: tuple[tuple[str, bytes], ...] = ()
+    timestamp_ms: int | None = None
+
+
+@dataclass
+class SendReport:
+    """Outcome of one try: records to send again, records that can never be written, and
+    whether the producer must be replaced before the next try."""
+
+    retry: list[OutRecord] = field(default_factory=list)
+    rejected: list[tuple[OutRecord, str]] = field(default_factory=list)
+    broken: bool = False
+
+    def failed(self, record: OutRecord, error: BaseException) -> None:
+        """File ``record`` under what ``error`` means for it."""
+        if isinstance(error, REJECTED):
+            self.rejected.append((record, type(error).__name__))
+            return
+        self.retry.append(record)
+        if not getattr(error, "retriable", True):
+            self.broken = True
+
+
+class KafkaSink:
+    """Produces batches and waits until the broker acknowledged every record."""
+
+    def __init__(self, settings: KafkaSettings) -> None:
+        self.settings = settings
+        self._producer: AIOKafkaProducer | None = None
+
+    async def start(self) -> None:
+        """Connect. Raises: KafkaError (or OSError) if the broker is unreachable."""
+        producer = AIOKafkaProducer(enable_idempotence=True, acks="all",
+                                    linger_ms=self.settings.linger_ms,
+                                    max_request_size=self.settings.max_request_bytes, **client_options(self.settings))
+        try:
+            await producer.start()
+        except BaseException:
+            await producer.stop()
+            raise
+        self._producer = producer
+
+    async def send_all(self, records: list[OutRecord]) -> SendReport:
+        """One try at producing ``records``, waiting for every acknowledgement."""
+        report = SendReport()
+        if self._producer is None:
+            report.retry, report.broken = list(records), True
+            return report
+        sent: list[tuple[OutRecord, asyncio.Future[object]]] = []
+        for r in records:
+            try:
+                future = await self._producer.send(r.topic, r.value, key=r.key, headers=list(r.headers),
+                                                   timestamp_ms=r.timestamp_ms)
+            except KafkaError as error:
+                report.failed(r, error)
+                continue
+            sent.append((r, future))
+        outcomes = await asyncio.gather(*(f for _, f in sent), return_exceptions=True)
+        for (r, _), outcome in zip(sent, outcomes, strict=True):
+            if isinstance(outcome, BaseException):
+                report.failed(r, outcome)
+        return report
+
+    async def require_topics(self, names: list[str]) -> None:
+        """Raise SinkError naming each of ``names`` the cluster does not have (topic auto-creation is
+        usually off in production, and producing to a missing topic only times out)."""
+        if self._producer is None:
+            raise SinkError("Kafka sink not started", retriable=True)
+        cluster = await self._producer.client.fetch_all_metadata()
+        missing = sorted(set(names) - set(cluster.topics()))
+        if missing:
+            raise SinkError(f"output topics do not exist: {', '.join(missing)}; create them", retriable=True)
+
+    async def reset(self) -> None:
+        """Replace the producer (after an error that leaves it unusable)."""
+        await self.stop()
+        try:
+            await self.start()
+        except (KafkaError, OSError) as error:
+            log.warning("restarting the producer failed; will retry", error=repr(error))
+
+    async def deliver(self, records: list[OutRecord], give_up: Callable[[], bool],
+                      sleep: Callable[[float], Awaitable[None]]) -> list[tuple[OutRecord, str]] | None:
+        """Produce ``records`` until each is acknowledged or rejected (see the module docstring).
+
+        Returns the rejected records with the error's name, or None if ``give_up()`` became true
+        first (then nothing may be committed).
+        """
+        pending, rejected = records, []
+        next_delay = backoff_delays(self.settings.retry_backoff_max_seconds)
+        while pending:
+            report = await self.send_all(pending)
+            rejected.extend(report.rejected)
+            pending = report.retry
+            if not pending:
+                break
+            if give_up():
+                return None
+            delay = next_delay()
+            log.warning("delivery failed; retrying", records=len(pending), retry_in_seconds=delay,
+                        producer_restart=report.broken)
+            await sleep(delay)
+            if report.broken:
+                await self.reset()
+        return rejected
+
+    async def stop(self) -> None:
+        """Flush and close."""
+        if self._producer is not None:
+            producer, self._producer = self._producer, None
+            await producer.stop()

@@ -1,0 +1,1 @@
+"""The source stage: where raw records come from (Kafka, files and stdin)."""

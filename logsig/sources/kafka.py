@@ -1,0 +1,112 @@
+"""Kafka source: an aiokafka consumer in a consumer group, manual commits only."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+import structlog
+from aiokafka import AIOKafkaConsumer, ConsumerRebalanceListener, TopicPartition
+from aiokafka.errors import KafkaError
+
+from logsig.config import KafkaSettings
+from logsig.kafka import client_options
+from logsig.records import TP, Origin, RawRecord
+
+log = structlog.get_logger("logsig.source")
+
+
+
+class _Listener(ConsumerRebalanceListener):  # type: ignore[misc]
+    def __init__(self, revoked: Callable[[set[TP]], Awaitable[None]],
+                 assigned: Callable[[set[TP]], Awaitable[None]]) -> None:
+        self._revoked, self._assigned = revoked, assigned
+
+    async def on_partitions_revoked(self, revoked: set[TopicPartition]) -> None:
+        await self._revoked({(tp.topic, tp.partition) for tp in revoked})
+
+    async def on_partitions_assigned(self, assigned: set[TopicPartition]) -> None:
+        await self._assigned({(tp.topic, tp.partition) for tp in assigned})
+
+
+def _key_text(key: bytes | None) -> str | None:
+    return None if key is None else key.decode("utf-8", errors="replace")
+
+
+class KafkaSource:
+    """Consumes ``settings.topics`` as group ``settings.group_id``; offsets are committed only by
+    :meth:`commit` (``enable_auto_commit`` is off). ``on_revoked``/``on_assigned`` are awaited
+    during a rebalance with the affected ``(topic, partition)`` pairs."""
+
+    def __init__(self, settings: KafkaSettings, on_revoked: Callable[[set[TP]], Awaitable[None]],
+                 on_assigned: Callable[[set[TP]], Awaitable[None]]) -> None:
+        self.settings = settings
+        self._listener = _Listener(on_revoked, on_assigned)
+        self._consumer: AIOKafkaConsumer | None = None
+
+    async def start(self) -> None:
+        """Connect and join the group. Raises: a KafkaError (or OSError) if the broker is unreachable."""
+        s = self.settings
+        consumer = AIOKafkaConsumer(
+            group_id=s.group_id, enable_auto_commit=False, auto_offset_reset=s.auto_offset_reset,
+            max_poll_records=s.max_poll_records, session_timeout_ms=s.session_timeout_ms,
+            max_poll_interval_ms=s.max_poll_interval_ms, metadata_max_age_ms=s.metadata_max_age_ms,
+            **client_options(s))
+        try:
+            await consumer.start()
+        except BaseException:
+            await consumer.stop()
+            raise
+        consumer.subscribe(topics=s.topics, listener=self._listener)
+        self._consumer = consumer
+
+    @property
+    def consumer(self) -> AIOKafkaConsumer:
+        if self._consumer is None:
+            raise RuntimeError("KafkaSource.start() has not succeeded")
+        return self._consumer
+
+    async def poll(self) -> list[RawRecord]:
+        """The next batch (at most ``max_poll_records``), waiting up to ``fetch_timeout_ms``."""
+        batches = await self.consumer.getmany(timeout_ms=self.settings.fetch_timeout_ms,
+                                              max_records=self.settings.max_poll_records)
+        out: list[RawRecord] = []
+        for tp, messages in batches.items():
+            for m in messages:
+                origin = Origin(topic=tp.topic, partition=tp.partition, offset=m.offset,
+                                timestamp_ms=m.timestamp, key=_key_text(m.key))
+                out.append(RawRecord(value=m.value, origin=origin, key=m.key,
+                                     headers=tuple(m.headers or ())))
+        return out
+
+    def assignment(self) -> set[TP]:
+        """The partitions assigned to this member now."""
+        return {(tp.topic, tp.partition) for tp in self.consumer.assignment()}
+
+    async def commit(self, offsets: dict[TP, int]) -> bool:
+        """Commit ``offsets`` (the next offset to read, per partition). Returns False on failure
+        (logged; the same offsets are committed again later, so nothing is lost)."""
+        if not offsets:
+            return True
+        try:
+            await self.consumer.commit({TopicPartition(t, p): o for (t, p), o in offsets.items()})
+        except KafkaError as error:
+            log.warning("offset commit failed; will retry", error=repr(error), offsets=len(offsets))
+            return False
+        return True
+
+    async def lag(self) -> dict[TP, int]:
+        """Records behind the high watermark per assigned partition (known partitions only)."""
+        out: dict[TP, int] = {}
+        for tp in self.consumer.assignment():
+            highwater = self.consumer.highwater(tp)
+            if highwater is None:
+                continue
+            position = await self.consumer.position(tp)
+            out[(tp.topic, tp.partition)] = max(0, highwater - position)
+        return out
+
+    async def stop(self) -> None:
+        """Leave the group and close (no commit: the runner commits before calling this)."""
+        if self._consumer is not None:
+            await self._consumer.stop()
+            self._consumer = None
