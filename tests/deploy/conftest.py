@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import importlib
+from types import ModuleType
+
 import pytest
 
-from tests.deploy.support import require_tool
+from tests.deploy.support import missing, require_tool
 
 
 @pytest.fixture(scope="session")
@@ -29,3 +32,19 @@ def hadolint() -> str:
 def systemd_analyze() -> str:
     """Path of systemd-analyze (Debian package systemd)."""
     return require_tool("systemd-analyze", "apt-get install systemd")
+
+
+@pytest.fixture(scope="session")
+def kubernetes_validate() -> ModuleType:
+    """The kubernetes-validate package (PyPI, dev extra)."""
+    try:
+        return importlib.import_module("kubernetes_validate")
+    except ImportError:
+        missing("kubernetes-validate is not installed; install it with: pip install kubernetes-validate")
+        raise
+
+
+@pytest.fixture(scope="session")
+def helm() -> str:
+    """Path of helm 3 (`go install helm.sh/helm/v3/cmd/helm@v3.22.0`; .ci/run builds it when missing)."""
+    return require_tool("helm", "go install helm.sh/helm/v3/cmd/helm@v3.22.0")

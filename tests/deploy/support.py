@@ -54,6 +54,17 @@ def run_tool(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess
     return subprocess.run(args, cwd=cwd, capture_output=True, text=True, timeout=TOOL_TIMEOUT_S, check=False)
 
 
+def configmap_volume(tmp_path: Path, data: dict[str, str]) -> Path:
+    """A directory laid out like a kubelet ConfigMap volume: ``..<ts>/`` files, ``..data`` and key links."""
+    stamped = tmp_path / "..2025_01_01_00_00_00.000000001"
+    stamped.mkdir()
+    for key, value in data.items():
+        (stamped / key).write_text(value, encoding="utf-8")
+        (tmp_path / key).symlink_to(Path("..data") / key)
+    (tmp_path / "..data").symlink_to(stamped.name)
+    return tmp_path
+
+
 def load_yaml(path: Path) -> Any:
     """The single YAML document in ``path``."""
     return yaml.safe_load(path.read_text(encoding="utf-8"))

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import importlib
 import shutil
 import subprocess
 import sys
@@ -16,7 +15,15 @@ import yaml
 
 from logsig.config import Settings, load_settings
 from logsig.matchers.catalog.loader import load_catalog
-from tests.deploy.support import K8S_BASE, K8S_KEDA, RULES, load_documents, load_yaml, missing, run_tool
+from tests.deploy.support import (
+    K8S_BASE,
+    K8S_KEDA,
+    RULES,
+    configmap_volume,
+    load_documents,
+    load_yaml,
+    run_tool,
+)
 
 CORE_KINDS = {"ServiceAccount", "ConfigMap", "Deployment", "Service", "PodDisruptionBudget"}
 OLDEST_KUBERNETES = "1.28.0"
@@ -60,27 +67,6 @@ def container_port(name_or_number: str | int) -> int:
     port: int = ports.get(str(name_or_number), name_or_number)
     assert port in ports.values(), name_or_number
     return port
-
-
-def configmap_volume(tmp_path: Path, data: dict[str, str]) -> Path:
-    """A directory laid out like a kubelet ConfigMap volume: ``..<ts>/`` files, ``..data`` and key links."""
-    stamped = tmp_path / "..2025_01_01_00_00_00.000000001"
-    stamped.mkdir()
-    for key, value in data.items():
-        (stamped / key).write_text(value, encoding="utf-8")
-        (tmp_path / key).symlink_to(Path("..data") / key)
-    (tmp_path / "..data").symlink_to(stamped.name)
-    return tmp_path
-
-
-@pytest.fixture(scope="module")
-def kubernetes_validate() -> ModuleType:
-    """The kubernetes-validate package (PyPI, dev extra)."""
-    try:
-        return importlib.import_module("kubernetes_validate")
-    except ImportError:
-        missing("kubernetes-validate is not installed; install it with: pip install kubernetes-validate")
-        raise
 
 
 class TestCoreObjects:
