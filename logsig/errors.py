@@ -36,7 +36,7 @@ class CatalogProblem:
     message: str
 
     def __str__(self) -> str:
-        where = f"{self.file}: {self.record_id}"
+        where = f"{self.file}: {self.record_id}" if self.record_id else self.file
         if self.field:
             where += f": {self.field}"
         return f"{where}: {self.message}"

@@ -18,8 +18,11 @@ def add_parsers(sub: Any, add_catalog_args: Callable[[argparse.ArgumentParser], 
     """Add the ``catalog`` and ``explain`` sub-commands to ``sub``."""
     catalog = sub.add_parser("catalog", help="check, test and lint signature catalogs")
     csub = catalog.add_subparsers(dest="catalog_command", required=True)
-    check = csub.add_parser("check", help="validate catalogs; exit 1 listing every problem")
-    check.add_argument("paths", nargs="+", type=Path)
+    check = csub.add_parser("check", help="the pre-deploy gate: exit 1 listing every problem "
+                                          "(the built-in catalog when no PATH)")
+    check.add_argument("paths", nargs="*", type=Path)
+    check.add_argument("--benign", type=Path, action="append", default=[],
+                       help="file of benign lines (one per line) added to the built-in benign sample (repeatable)")
     for name, text in (("test", "run every signature's examples"), ("lint", "find catalog smells")):
         cmd = csub.add_parser(name, help=text + " (the built-in catalog when no PATH)")
         cmd.add_argument("paths", nargs="*", type=Path)
@@ -50,16 +53,30 @@ def _load(paths: list[Path]) -> Catalog:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    """Validate catalogs; exit 1 printing every problem (file, record id, field, reason).
+    """The pre-deploy gate; exit 1 printing every problem (file, record id, field, reason).
 
-    The problems are those of :func:`load_catalog`: the record model, regexes that do not
-    compile or could backtrack exponentially (lint's unsafe errors), duplicate ids. No regex is
-    run, so it takes about as long as reading the files.
+    The problems are those of :func:`load_catalog` (record model, regexes that do not compile or
+    could backtrack exponentially, duplicate ids) and of
+    :func:`~logsig.matchers.authoring.gate.gate_problems` (missing root cause or category, ids,
+    misspelt fields, placeholders, regexes matching the empty string or the benign sample), plus
+    directories holding no catalog file. Overrides of built-in ids are reported as notes.
     """
+    from logsig.matchers.authoring.gate import builtin_benign, empty_paths, gate_problems, overrides
+
+    paths: list[Path] = args.paths
     try:
-        catalog = load_catalog(args.paths, builtin=False)
+        builtin = load_catalog([], builtin=True)
+        catalog = load_catalog(paths, builtin=False) if paths else builtin
     except CatalogError as error:
         print(error)
+        return 1
+    benign = builtin_benign() + [line for path in args.benign
+                                 for line in path.read_text(encoding="utf-8").splitlines() if line]
+    problems = empty_paths(paths) + gate_problems(catalog, benign)
+    for note in overrides(builtin, catalog) if paths else []:
+        print(f"note: {note}")
+    if problems:
+        print(CatalogError(problems))
         return 1
     print(f"ok: {len(catalog.signatures)} signatures")
     return 0
