@@ -1,0 +1,1 @@
+"""Grouping: what makes two lines the same failure (templates and fingerprints)."""
