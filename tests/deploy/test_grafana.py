@@ -278,7 +278,7 @@ class TestLayout:
 
 class TestProvisioning:
     def test_dashboard_provider_reads_the_logsig_folder(self) -> None:
-        """The file provider loads dashboards from the folder the README mounts the JSON in."""
+        """The file provider loads dashboards from the folder docs/operations.md mounts the JSON in."""
         provider = load_yaml(PROVISIONING / "dashboards" / "logsig.yaml")["providers"][0]
         assert ("file", "/var/lib/grafana/dashboards/logsig") == (provider["type"], provider["options"]["path"])
 

@@ -118,7 +118,7 @@ def alertmanager(tmp_path: Path, config: Path, exe: str) -> Iterator[Service]:
 
 def scrape_config(target: str, rule_files: list[Path], interval_s: int = 1) -> dict[str, Any]:
     """A Prometheus configuration scraping ``target`` as job ``logsig`` every ``interval_s``,
-    evaluating ``rule_files`` as often (honor_labels, as the README ("Running in production") advises)."""
+    evaluating ``rule_files`` as often (honor_labels, as docs/operations.md advises)."""
     every = f"{interval_s}s"
     return {"global": {"scrape_interval": every, "scrape_timeout": every, "evaluation_interval": every},
             "rule_files": [str(path) for path in rule_files],
