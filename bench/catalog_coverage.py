@@ -1,6 +1,6 @@
 """The built-in catalog's coverage and its recall / false positives on the repository's corpus.
 
-Prints Markdown for the README: signatures per server and category, then, on
+Prints Markdown for ``docs/signatures.md``: signatures per server and category, then, on
 ``tests/data/corpus``, how many failure excerpts are detected on their key line (with the
 expected primary signature, and with any signature) and how many benign lines match anything.
 Usage: ``python bench/catalog_coverage.py``.

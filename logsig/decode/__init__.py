@@ -2,7 +2,7 @@
 
 ``decode_record(record, settings) -> DecodeResult`` decodes one record (pure, never raises);
 :mod:`logsig.assemble` then joins partial lines and multi-line tracebacks per stream.
-See the README (Decoding) for the formats and rules.
+The formats and rules: ``docs/decoding.md``; what each shipper writes: ``docs/record-formats.md``.
 """
 
 from logsig.decode.decoder import decode_record

@@ -1,7 +1,7 @@
 """``decode_record``: one Kafka (or file) record value to log events, or a decode failure.
 
-Auto-detection, per record, by the first byte of the value (the README (Decoding), after the
-record-format reference §12):
+Auto-detection, per record, by the first byte of the value (``docs/decoding.md``, "Formats and how
+they are detected"; ``docs/record-formats.md`` §12):
 
 1. empty value: ``empty_value`` failure (tombstones, OTel ``raw`` with an empty body);
 2. ``{``: a JSON map (OTLP/JSON batch if it has ``resourceLogs``, else a shipper or app map).

@@ -1,7 +1,7 @@
 """JSON and msgpack shipper records: Fluent Bit, Fluentd, Vector, Filebeat/ECS, Docker.
 
 All these shippers write one map per log line; they differ in where the text, the time and
-the Kubernetes metadata sit (see :mod:`logsig.decode.kubernetes` and the README (Decoding)):
+the Kubernetes metadata sit (see :mod:`logsig.decode.kubernetes` and ``docs/decoding.md``):
 
 - text: ``log`` (Fluent Bit, Fluentd, Docker json-file), ``message`` (Vector, ECS, the legacy
   ``cri`` parser), or the app's own keys when Fluent Bit ``Merge_Log`` lifted a JSON line and

@@ -1,6 +1,6 @@
 """Kubernetes metadata of shipper records, as a :class:`~logsig.records.Source`.
 
-Field names per shipper (the README (Decoding) has the full table):
+Field names per shipper (``docs/record-formats.md`` §10.1 has the full table):
 
 - Fluent Bit ``kubernetes`` filter and Fluentd ``kubernetes_metadata``: ``kubernetes.pod_name``,
   ``namespace_name``, ``container_name``, ``host`` (the node), ``labels``.

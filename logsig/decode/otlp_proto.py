@@ -7,7 +7,7 @@ Without that package, protobuf records are not recognised in ``auto`` mode and a
 
 A text line can also start with ``0x0a`` (a newline), so in ``auto`` mode a value counts as a
 batch only when it parses with no error, holds at least one log record, and its records have
-string bodies or times between 2000 and 2100 (record-format reference §12, step 5).
+string bodies or times between 2000 and 2100 (``docs/record-formats.md`` §12, step 4).
 """
 
 from __future__ import annotations

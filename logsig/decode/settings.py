@@ -93,7 +93,7 @@ class DecodeSettings(BaseModel):
 
     envelope: Envelope = Field(
         default="auto",
-        description="Record format: ``auto`` detects it per record (see the README (Decoding)).",
+        description="Record format: ``auto`` detects it per record (see docs/decoding.md).",
     )
     cluster: str | None = Field(
         default=None,

@@ -2,7 +2,7 @@
 
 Sources of the rules: Kubernetes CRI log format (kubelet ``parseCRILog``:
 ``<RFC3339Nano> <stdout|stderr> <F|P>[:tags] <content>``), the vLLM / TGI / Triton / Ollama
-(Go slog) / llama.cpp / uvicorn line headers listed in the README (Decoding), and ANSI SGR escapes
+(Go slog) / llama.cpp / uvicorn line headers listed in ``docs/record-formats.md`` §11, and ANSI SGR escapes
 (``ESC [ ... m``) that vLLM, TGI, SGLang and llama.cpp print when colour is forced.
 """
 

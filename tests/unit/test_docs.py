@@ -16,6 +16,7 @@ from logsig.telemetry import Metrics
 ROOT = Path(__file__).parents[2]
 DOCS = ROOT / "docs"
 PAGES = [ROOT / "README.md", *sorted(DOCS.glob("*.md"))]
+UPSTREAM_PAGES = {"docs/specification.md"}  # opentelemetry-proto's, cited by logsig.decode.otlp
 METRIC_CLASSES = {"Counter", "Gauge", "Histogram", "Summary", "Info", "Enum"}
 
 _FENCE = re.compile(r"^\s*(```|~~~)")
@@ -125,6 +126,29 @@ def constructed_metric_names() -> set[str]:
     return out
 
 
+def cited_sources() -> list[Path]:
+    """The code and test data that cite the docs: logsig/**/*.py, bench/*.py, tests/data/envelopes/*.json."""
+    return [*(ROOT / "logsig").rglob("*.py"), *(ROOT / "bench").glob("*.py"),
+            *(ROOT / "tests/data/envelopes").glob("*.json")]
+
+
+def record_format_sections() -> set[str]:
+    """Section numbers of docs/record-formats.md: ``"2"`` for ``## 2. ...``, ``"2.5"`` for ``### 2.5 ...``."""
+    text = (DOCS / "record-formats.md").read_text(encoding="utf-8")
+    return set(re.findall(r"^#{2,3} (\d+(?:\.\d+)?)\.?\s", text, re.MULTILINE))
+
+
+def unresolved_citations(path: Path) -> list[str]:
+    """Citations ``docs/<page>.md`` and ``docs/record-formats.md §N.M`` in ``path`` that name nothing."""
+    text = path.read_text(encoding="utf-8")
+    pages = set(re.findall(r"docs/[\w-]+\.md", text)) - UPSTREAM_PAGES
+    out = [f"{path.name}: {page}" for page in sorted(pages) if not (ROOT / page).exists()]
+    sections = record_format_sections()
+    for cited in re.findall(r"record-formats\.md(?:``)? ((?:§[\d.]+(?:, )?)+)", text):
+        out.extend(f"{path.name}: {s}" for s in re.findall(r"§(\d+(?:\.\d+)?)", cited) if s not in sections)
+    return out
+
+
 def first_yaml_block(text: str) -> str:
     """The body of the first ```yaml fenced block of a page."""
     match = re.search(r"^```yaml\n(.*?)^```", text, re.MULTILINE | re.DOTALL)
@@ -167,6 +191,16 @@ class TestLinks:
         page.write_text("[x](b.md#here) [y](b.md#gone) [z](c.md) `[q](d.md)`\n```\n[w](e.md)\n```\n",
                         encoding="utf-8")
         assert ["b.md#gone: no such anchor", "c.md: no such file"] == broken_links(page)
+
+    def test_citations_in_code_and_test_data_resolve(self) -> None:
+        """Every docs/*.md page and record-formats section cited by the code and the envelope fixtures exists."""
+        assert [] == [problem for path in cited_sources() for problem in unresolved_citations(path)]
+
+    def test_a_wrong_citation_is_reported(self, tmp_path: Path) -> None:
+        """A missing page and a missing section are both found, an existing section is not."""
+        path = tmp_path / "x.json"
+        path.write_text('{"reference": "docs/record-formats.md §2.5, §99.1", "see": "docs/nowhere.md"}', encoding="utf-8")
+        assert ["x.json: docs/nowhere.md", "x.json: 99.1"] == unresolved_citations(path)
 
     def test_the_readme_links_every_page_of_docs(self) -> None:
         """Each docs/*.md page is reachable from the README."""

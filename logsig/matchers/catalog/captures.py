@@ -1,6 +1,6 @@
 """Named capture groups parsed to numbers in base units.
 
-Convention (documented for signature authors in the README, "Writing signatures"):
+Convention (documented for signature authors in ``docs/signatures.md``, "The capture convention"):
 
 ========================  =====================================  ===========================
 capture name              text as printed                        value

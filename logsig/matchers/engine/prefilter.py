@@ -10,9 +10,9 @@ pattern matches at least what the regex matches; string anchors are written as l
 which hold at every message edge of the joined buffer; word boundaries are dropped. A match that
 crosses a separator only adds a candidate that phase two rejects.
 
-Why Vectorscan and not ``re2.Set``, measured on the benchmark stream (``bench/README.md``, lines
-per CPU second, 10 -> 5,000 signatures): Vectorscan on joined batches 4.1 M -> 1.45 M; Vectorscan
-one call per line 0.85 M -> 0.63 M; ``re2.Set`` one call per line (it has no batch form)
+Why Vectorscan and not ``re2.Set``, measured on the benchmark stream (``docs/engine.md``, "Why
+these engines"; lines per CPU second, 10 -> 5,000 signatures): Vectorscan on joined batches
+4.1 M -> 1.45 M; Vectorscan one call per line 0.85 M -> 0.63 M; ``re2.Set`` one call per line (it has no batch form)
 0.44 M -> 0.54 M, and it fails to compile 1,000 exact patterns within its default 8 MiB (it
 needs ``max_mem`` of 1 GiB). ``re2.Set`` compiles much faster (1 s against 11-15 s at 5,000),
 which the compile cache makes a one-off cost.
