@@ -2,6 +2,9 @@
 
 Primary signature (when several match one message), in order:
 
+0. a signature written for another server than the one the stream runs (:mod:`logsig.servers`)
+   is never primary while any other signature matches; when it is the only match the incident is
+   still raised (a failure is never dropped) and ``server.signature_covers`` says ``no``;
 1. the highest ``priority`` (catalog field, default 0; generic catch-alls and downstream
    consequences such as engine-dead cascades use negative values);
 2. then the most specific regex: the most literal characters in the pattern (a regex that spells
@@ -23,6 +26,7 @@ from logsig.incident import (
     DeadEndOut,
     Incident,
     MatchOut,
+    ServerOut,
     SignatureRef,
     SourceOut,
     TransitionsOut,
@@ -32,6 +36,7 @@ from logsig.matchers.catalog.captures import capture_values
 from logsig.matchers.engine.engine import Match
 from logsig.matchers.signature import Signature
 from logsig.records import LogEvent, Origin
+from logsig.servers import ServerInfo, coverage, is_foreign
 
 MAX_LINE_CHARS = 4096
 """``match.line`` and ``match.matched_text`` are cut to this many characters."""
@@ -47,12 +52,16 @@ def literal_length(regex: str) -> int:
     return len(_META.sub("", regex))
 
 
-def rank(matches: Sequence[Match]) -> list[Match]:
-    """``matches`` ordered primary first (see the module docstring); catalog order breaks ties."""
+def rank(matches: Sequence[Match], server: ServerInfo | None = None) -> list[Match]:
+    """``matches`` ordered primary first (see the module docstring); catalog order breaks ties.
+
+    server: the stream's server, when known; signatures written for another one go last.
+    """
     order = {id(m): i for i, m in enumerate(matches)}
     return sorted(
         matches,
-        key=lambda m: (-m.signature.priority, -literal_length(m.signature.regex), order[id(m)]),
+        key=lambda m: (is_foreign(m.signature, server), -m.signature.priority,
+                       -literal_length(m.signature.regex), order[id(m)]),
     )
 
 
@@ -138,15 +147,17 @@ def _match_out(event: LogEvent, ranked: Sequence[Match]) -> MatchOut:
                     values=capture_values(captures), truncated=line_cut or text_cut)
 
 
-def build_incident(event: LogEvent, matches: Sequence[Match], detected_at: datetime) -> Incident:
-    """The incident for ``event`` given its (non-empty) ``matches``; ``detected_at`` is injected.
+def build_incident(event: LogEvent, matches: Sequence[Match], detected_at: datetime,
+                   server: ServerInfo | None = None) -> Incident:
+    """The incident for ``event`` given its (non-empty) ``matches``; ``detected_at`` is injected;
+    ``server``: the stream's inference server, when known (ranks the matches, fills ``server``).
 
     Raises:
         ValueError: if ``matches`` is empty.
     """
     if not matches:
         raise ValueError("build_incident needs at least one match")
-    ranked = rank(matches)
+    ranked = rank(matches, server)
     primary, others = ranked[0], ranked[1:]
     sig = primary.signature
     graph = sig.transition_graph
@@ -165,4 +176,12 @@ def build_incident(event: LogEvent, matches: Sequence[Match], detected_at: datet
         match=_match_out(event, ranked),
         context=bounded_context(event.context),
         source=_source(event),
+        server=_server(server, sig),
     )
+
+
+def _server(server: ServerInfo | None, sig: Signature) -> ServerOut | None:
+    if server is None:
+        return None
+    return ServerOut(name=server.name, version=server.version, evidence=server.evidence,
+                     signature_covers=coverage(sig, server))

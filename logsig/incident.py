@@ -90,6 +90,17 @@ class SourceOut(_Frozen):
     stream: str | None = None
 
 
+class ServerOut(_Frozen):
+    """The inference server the stream runs, as far as logsig learnt it (:mod:`logsig.servers`):
+    ``evidence`` is ``banner`` (its start-up line), ``image``, ``container`` or ``label``;
+    ``signature_covers`` whether the primary signature's ``versions`` cover ``version``."""
+
+    name: str
+    version: str | None = None
+    evidence: str
+    signature_covers: Literal["yes", "no", "unknown"] = "unknown"
+
+
 class TransitionsOut(_Frozen):
     """Signature ids this failure tends to cause, follow, or be confused with."""
 
@@ -118,6 +129,8 @@ class Incident(_Frozen):
         default_factory=list,
         description="The lines of a multi-line event (a traceback), at most 65,536 characters in all.")
     source: SourceOut
+    server: ServerOut | None = Field(
+        default=None, description="The stream's inference server; null when neither a banner nor metadata named it.")
 
     def to_json(self) -> bytes:
         """The event as compact JSON bytes (orjson; datetimes RFC 3339 with ``Z``-free ``+00:00``)."""

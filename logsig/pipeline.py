@@ -11,13 +11,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from logsig.assemble.assembler import Assembler
+from logsig.assemble.assembler import Assembler, stream_key
 from logsig.decode import decode_record
 from logsig.decode.settings import DecodeSettings
 from logsig.enrich import build_incident
 from logsig.incident import Incident
 from logsig.matchers.engine.engine import Engine, Match
 from logsig.records import DecodeFailure, LogEvent, RawRecord
+from logsig.servers import StreamServers, from_banner
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +60,7 @@ class Pipeline:
         self.engine = engine
         self.settings = settings
         self.assembler = Assembler(settings)
+        self.servers = StreamServers()
         self._clock = clock
 
     def replace_engine(self, engine: Engine) -> None:
@@ -111,5 +113,20 @@ class Pipeline:
         result.truncated += self.engine.truncated_messages - truncated_before
         for event, matches in zip(events, batches, strict=True):
             if matches:
-                incident = build_incident(event, matches, detected_at)
-                result.detections.append(Detection(incident, event, tuple(matches)))
+                self._detect(event, matches, detected_at, result)
+
+    def _detect(self, event: LogEvent, matches: list[Match], detected_at: datetime, result: StepResult) -> None:
+        """Banners tell the stream's server; any other match makes an incident."""
+        stream = stream_key(event)[:-1]  # stdout and stderr of one container run one server
+        failures = []
+        for match in matches:
+            if match.signature.role == "banner":
+                info = from_banner(match.signature, match.captures)
+                if info is not None:
+                    self.servers.saw_banner(stream, info)
+            else:
+                failures.append(match)
+        if failures:
+            server = self.servers.server(stream, event.source)
+            incident = build_incident(event, failures, detected_at, server)
+            result.detections.append(Detection(incident, event, tuple(failures)))

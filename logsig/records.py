@@ -51,6 +51,7 @@ class Source:
 
     labels: the pod labels with keys exactly as the shipper wrote them (dotted
     ``app.kubernetes.io/name`` or de-dotted ``app_kubernetes_io/name``); not part of the hash.
+    image: the container image as the shipper reports it (``vllm/vllm-openai:v0.6.3``), or None.
     """
 
     cluster: str | None = None
@@ -60,6 +61,7 @@ class Source:
     node: str | None = None
     stream: str | None = None
     labels: Mapping[str, str] = field(default_factory=dict, hash=False)
+    image: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,14 +3,15 @@
 Field names per shipper (``docs/record-formats.md`` §10.1 has the full table):
 
 - Fluent Bit ``kubernetes`` filter and Fluentd ``kubernetes_metadata``: ``kubernetes.pod_name``,
-  ``namespace_name``, ``container_name``, ``host`` (the node), ``labels``.
+  ``namespace_name``, ``container_name``, ``host`` (the node), ``labels``, ``container_image``.
 - Vector ``kubernetes_logs``: ``kubernetes.pod_name``, ``pod_namespace``, ``container_name``,
-  ``pod_node_name``, ``pod_labels``.
+  ``pod_node_name``, ``pod_labels``, ``container_image``.
 - Filebeat / Elastic Agent (ECS): ``kubernetes.pod.name``, ``kubernetes.namespace``,
   ``kubernetes.node.name``, ``kubernetes.container.name`` (else ``container.name``),
-  ``kubernetes.labels``; ``host.name`` is the shipper's pod, never the node.
+  ``kubernetes.labels``, ``container.image.name``; ``host.name`` is the shipper's pod, never the node.
 - OpenTelemetry resource attributes: ``k8s.pod.name``, ``k8s.namespace.name``,
-  ``k8s.container.name``, ``k8s.node.name``, ``k8s.cluster.name``.
+  ``k8s.container.name``, ``k8s.node.name``, ``k8s.cluster.name``, ``container.image.name``
+  (with ``container.image.tag``, semantic conventions ``container.*``).
 
 The cluster is never set by a shipper by default; it is probed under the spellings users add
 (``kubernetes.cluster_name``, ``kubernetes.cluster``, ``orchestrator.cluster.name``, top-level
@@ -40,19 +41,20 @@ def make_source(
     node: str | None = None,
     stream: str | None = None,
     labels: dict[str, str] = _NO_LABELS,
+    image: str | None = None,
 ) -> Source:
     """A Source, shared with earlier records of the same pod and stream when equal.
 
     Most records of a stream carry the same metadata; reusing the frozen value saves building
     one per record. The memo holds at most 4,096 entries (cleared when full).
     """
-    key = (cluster, namespace, pod, container, node, stream)
+    key = (cluster, namespace, pod, container, node, stream, image)
     cached = _sources.get(key)
     if cached is not None and cached.labels == labels:
         return cached
     if len(_sources) >= _CACHE_SIZE:
         _sources.clear()
-    source = Source(cluster, namespace, pod, container, node, stream, labels)
+    source = Source(cluster, namespace, pod, container, node, stream, labels, image)
     _sources[key] = source
     return source
 
@@ -95,6 +97,7 @@ def record_source(record: Mapping[str, Any], stream: str | None, fallback_cluste
                 _text(kube.get(node)),
                 stream,
                 _labels(kube.get(labels)),
+                _text(kube.get("container_image")),
             )
     return _ecs_source(record, kube, cluster, stream)
 
@@ -113,6 +116,7 @@ def _ecs_source(record: Mapping[str, Any], kube: dict[str, Any], cluster: str | 
         _text(_child(kube.get("node"), "name")),
         stream,
         _labels(kube.get("labels")),
+        _text(_child(_child(record.get("container"), "image"), "name")),
     )
 
 
@@ -153,4 +157,14 @@ def otel_source(attributes: Mapping[str, object], stream: str | None, fallback_c
         _text(get("k8s.container.name")) or _text(get("container")),
         _text(get("k8s.node.name")) or _text(get("node_name")),
         stream,
+        image=_otel_image(attributes),
     )
+
+
+def _otel_image(attributes: Mapping[str, object]) -> str | None:
+    """``container.image.name``, with ``:container.image.tag`` when the name has no tag."""
+    name = _text(attributes.get("container.image.name"))
+    tag = _text(attributes.get("container.image.tag"))
+    if name and tag and ":" not in name.rsplit("/", 1)[-1]:
+        return f"{name}:{tag}"
+    return name

@@ -4,7 +4,7 @@ The format is the catalog's seed record (``builtin/llm/vllm-cuda-oom-during-pref
 every field of it is typed here, and fields this model does not know are kept (``extra="allow"``)
 so that a record round-trips unchanged through :meth:`Signature.to_record`.
 
-logsig adds three optional fields of its own:
+logsig adds four optional fields of its own:
 
 - ``priority`` (int, default 0): when several signatures match one message, the highest
   priority is the incident's primary signature (see ``logsig.enrich``);
@@ -12,14 +12,17 @@ logsig adds three optional fields of its own:
   (``vllm``, ``sglang``, ``tgi``, ``trtllm``, ``triton``, ``ollama``, ``llamacpp``, ``pytorch``,
   ``nccl``, ``nvidia-driver``, ``k8s``);
 - ``examples`` (``{"match": [...], "no_match": [...]}``): real lines the regex must match and
-  near misses it must not; run by ``logsig catalog test``.
+  near misses it must not; run by ``logsig catalog test``;
+- ``role`` (``incident``, the default, or ``banner``): a banner matches the line a server prints
+  once at start-up (its first ``servers`` entry names the server, a ``version`` capture its
+  release); it never raises an incident, it tells :mod:`logsig.servers` what the stream runs.
 """
 
 from __future__ import annotations
 
 import re
 from datetime import date
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -131,6 +134,7 @@ class Signature(BaseModel):
     priority: int = 0
     servers: list[str] = Field(default_factory=list)
     examples: Examples = Field(default_factory=Examples)
+    role: Literal["incident", "banner"] = "incident"
 
     @field_validator("regex")
     @classmethod

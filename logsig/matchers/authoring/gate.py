@@ -6,11 +6,12 @@ fails a catalog on what would make it page wrongly or read badly in an incident:
 
 - ``id``: not ``<domain>/<slug>`` in lower case (:data:`~logsig.matchers.signature.ID_PATTERN`);
 - ``root_cause`` or ``category`` missing, or a ``category`` outside
-  :data:`~logsig.matchers.signature.CATEGORIES`;
+  :data:`~logsig.matchers.signature.CATEGORIES` (banners, ``role: banner``, need no category);
 - a placeholder (:data:`PLACEHOLDER`) left in ``root_cause``, a workaround or a dead end;
 - ``regex``: matches the empty string (so every message), or matches at least
   :data:`MAX_BENIGN_SHARE` of the benign sample (lines that are not failures: start-up INFO
-  lines, warnings, access logs; the built-in sample ships as ``matchers/catalog/benign.txt``);
+  lines, warnings, access logs; the built-in sample ships as ``matchers/catalog/benign.txt``;
+  banners are exempt, since they match start-up lines);
 - an unknown field whose name is close to a field of the record format (``workaround``,
   ``exmaples``): the message names the field it resembles. Other unknown fields are kept, since
   the seed format may grow, and so are translations (``<field>_<locale>``);
@@ -75,7 +76,9 @@ def record_problems(sig: Signature) -> Iterator[tuple[str, str]]:
         yield "id", "id is not <domain>/<slug> (lower case letters, digits, '.', '_', '-')"
     if not sig.root_cause.strip():
         yield "root_cause", "missing: say what the failure means"
-    if not sig.category:
+    if sig.role == "banner":
+        pass
+    elif not sig.category:
         yield "category", f"missing: one of {', '.join(CATEGORIES)}"
     elif sig.category not in CATEGORIES:
         yield "category", f"{sig.category!r} is not in the vocabulary: {', '.join(CATEGORIES)}"
@@ -106,7 +109,7 @@ def _misspelt_fields(sig: Signature) -> Iterator[tuple[str, str]]:
 
 
 def _benign_problems(signatures: Sequence[Signature], benign: Sequence[str]) -> Iterator[tuple[str, str, str]]:
-    safe = [sig for sig in signatures if re.search(sig.regex, "") is None]
+    safe = [sig for sig in signatures if re.search(sig.regex, "") is None and sig.role != "banner"]
     if not benign or not safe:
         return
     hits: dict[str, int] = {}
