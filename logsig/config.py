@@ -3,11 +3,16 @@
 Sources, highest priority first: environment variables (``LOGSIG_`` prefix, ``__`` between
 nested keys, e.g. ``LOGSIG_KAFKA__BOOTSTRAP_SERVERS``), then the YAML file given to
 ``logsig run --config FILE``, then the defaults below. Unknown keys are rejected with a message
-that names the key. ``logsig config show`` prints the effective settings with secrets masked.
+that names the key and the closest known one; a ``LOGSIG_`` variable that names no setting is an
+error when it is close to one (``LOGSIG_KAFKA_BOOTSTRAP_SERVERS``: one underscore) and a
+:class:`UnknownVariableWarning` otherwise (:mod:`logsig.config_hints`). ``logsig config show``
+prints the effective settings with secrets masked.
 """
 
 from __future__ import annotations
 
+import os
+import warnings
 from pathlib import Path
 from typing import Any, Literal
 
@@ -20,6 +25,7 @@ from pydantic_settings import (
     YamlConfigSettingsSource,
 )
 
+from logsig import config_hints
 from logsig.decode.settings import DecodeSettings
 from logsig.errors import ConfigError
 
@@ -155,24 +161,62 @@ class Settings(BaseSettings):
         return (init_settings, env_settings, YamlConfigSettingsSource(settings_cls))
 
 
+class UnknownVariableWarning(UserWarning):
+    """A ``LOGSIG_`` environment variable names no setting and is not close to one; it is ignored."""
+
+
+def _problem(err: Any) -> str:
+    """The message of one validation error; an unknown key names the closest known one."""
+    if err["type"] != "extra_forbidden":
+        return str(err["msg"])
+    closest = config_hints.closest_key(Settings, tuple(err["loc"]))
+    return f"unknown key; did you mean {closest}?" if closest else "unknown key"
+
+
 def _format_error(error: ValidationError, path: Path | None) -> str:
     where = f" in {path}" if path else ""
     lines = []
     for err in error.errors():
         key = ".".join(str(p) for p in err["loc"]) or "(root)"
-        msg = "unknown key" if err["type"] == "extra_forbidden" else err["msg"]
-        lines.append(f"  {key}: {msg}")
+        variable = config_hints.variable_for(tuple(err["loc"]), os.environ)
+        source = f" (from environment variable {variable})" if variable else ""
+        lines.append(f"  {key}: {_problem(err)}{source}")
     return f"invalid settings{where}:\n" + "\n".join(lines)
 
 
+def _yaml_problem(file: Path, error: yaml.YAMLError) -> str:
+    """``FILE:LINE:COLUMN: problem`` for a YAML syntax error (line and column 1-based)."""
+    mark = getattr(error, "problem_mark", None)
+    problem = getattr(error, "problem", None) or str(error)
+    if mark is None:
+        return f"settings file {file} is not valid YAML: {problem}"
+    context = getattr(error, "context", None)
+    context_mark = getattr(error, "context_mark", None)
+    started = (f" ({context} at line {context_mark.line + 1}, column {context_mark.column + 1})"
+               if context and context_mark is not None else "")
+    return (f"settings file {file} is not valid YAML: {file}:{mark.line + 1}:{mark.column + 1}: "
+            f"{problem}{started}")
+
+
+def _check_environment() -> None:
+    """Raise ConfigError for LOGSIG_ variables close to a setting; warn about the other unknown ones."""
+    unknown = config_hints.unknown_variables(Settings, os.environ)
+    for variable in unknown:
+        if variable.suggestion is None:
+            warnings.warn(variable.message(), UnknownVariableWarning, stacklevel=3)
+    errors = [v.message() for v in unknown if v.suggestion is not None]
+    if errors:
+        raise ConfigError("\n".join(errors))
+
+
 def _check_file(file: Path) -> None:
-    """Raise ConfigError if ``file`` is not a YAML mapping (syntax errors name line and column)."""
+    """Raise ConfigError if ``file`` is not a YAML mapping (syntax errors name file, line and column)."""
     try:
         data = yaml.safe_load(file.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as error:
         raise ConfigError(f"cannot read settings file {file}: {error}") from error
     except yaml.YAMLError as error:
-        raise ConfigError(f"settings file {file} is not valid YAML: {error}") from error
+        raise ConfigError(_yaml_problem(file, error)) from error
     if data is not None and not isinstance(data, dict):
         raise ConfigError(f"settings file {file} must hold a mapping of sections (kafka:, http:, ...), "
                           f"not a {type(data).__name__}")
@@ -182,8 +226,13 @@ def load_settings(path: Path | str | None = None, **overrides: Any) -> Settings:
     """Settings from ``path`` (YAML), the environment and ``overrides`` (highest priority).
 
     Raises:
-        ConfigError: the file is missing or not YAML, or a key is unknown or invalid (named).
+        ConfigError: the file is missing or not YAML, a key is unknown or invalid (named, with the
+            closest known key and the environment variable that set it), or a ``LOGSIG_`` variable
+            is close to a setting it does not name.
+    Warns:
+        UnknownVariableWarning: a ``LOGSIG_`` variable names no setting and is close to none.
     """
+    _check_environment()
     file = Path(path) if path is not None else None
     if file is not None and not file.is_file():
         raise ConfigError(f"settings file not found: {file}")
@@ -198,9 +247,12 @@ def load_settings(path: Path | str | None = None, **overrides: Any) -> Settings:
     except ValidationError as error:
         raise ConfigError(_format_error(error, file)) from error
     except (OSError, ValueError) as error:
+        unparsable = config_hints.unparsable_variables(Settings, os.environ)
+        if unparsable:
+            raise ConfigError(f"cannot parse environment variable {', '.join(unparsable)}: list, mapping and "
+                              f"section values are JSON, e.g. LOGSIG_KAFKA__TOPICS='[\"a\", \"b\"]'") from error
         where = f"settings file {file}" if file else "settings"
-        raise ConfigError(f"cannot read {where}: {error} (list values in environment variables are JSON, "
-                          f"e.g. LOGSIG_KAFKA__TOPICS='[\"a\", \"b\"]')") from error
+        raise ConfigError(f"cannot read {where}: {error}") from error
 
 
 def masked_dump(settings: Settings) -> dict[str, Any]:

@@ -1,10 +1,11 @@
 """Settings from YAML, environment and defaults; errors name the key."""
 
+import warnings
 from pathlib import Path
 
 import pytest
 
-from logsig.config import load_settings, masked_dump
+from logsig.config import UnknownVariableWarning, load_settings, masked_dump
 from logsig.errors import ConfigError
 
 
@@ -85,3 +86,87 @@ class TestLoadSettings:
         monkeypatch.setenv("LOGSIG_KAFKA__TOPICS", "a,b")
         with pytest.raises(ConfigError, match="JSON"):
             load_settings()
+
+
+class TestMistakes:
+    """Each common settings mistake gets a message naming the variable, key, file or line."""
+
+    def test_single_underscore_variable_names_the_setting(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """LOGSIG_KAFKA_BOOTSTRAP_SERVERS is an error naming LOGSIG_KAFKA__BOOTSTRAP_SERVERS."""
+        monkeypatch.setenv("LOGSIG_KAFKA_BOOTSTRAP_SERVERS", "kafka:9092")
+        with pytest.raises(ConfigError) as raised:
+            load_settings()
+        assert ("environment variable LOGSIG_KAFKA_BOOTSTRAP_SERVERS names no setting; did you mean "
+                "LOGSIG_KAFKA__BOOTSTRAP_SERVERS (kafka.bootstrap_servers)? Levels are separated by two "
+                "underscores") == str(raised.value)
+
+    def test_misspelt_key_in_a_variable_names_the_close_one(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """A close misspelling of a key of a known section suggests that key's variable."""
+        monkeypatch.setenv("LOGSIG_KAFKA__BOOTSTRAP_SERVER", "kafka:9092")
+        with pytest.raises(ConfigError, match=r"did you mean LOGSIG_KAFKA__BOOTSTRAP_SERVERS \("):
+            load_settings()
+
+    def test_misspelt_section_in_a_variable_names_the_close_one(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """A close misspelling of a section suggests the real variable."""
+        monkeypatch.setenv("LOGSIG_KAKFA__GROUP_ID", "g")
+        with pytest.raises(ConfigError, match=r"did you mean LOGSIG_KAFKA__GROUP_ID \(kafka\.group_id\)"):
+            load_settings()
+
+    def test_unrelated_variable_is_a_warning(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """A LOGSIG_ variable close to no setting is ignored with an UnknownVariableWarning naming it."""
+        monkeypatch.setenv("LOGSIG_COLOUR", "blue")
+        with pytest.warns(UnknownVariableWarning, match="environment variable LOGSIG_COLOUR names no setting"):
+            settings = load_settings()
+        assert "logsig" == settings.kafka.group_id
+
+    def test_test_suite_variables_are_not_settings_mistakes(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """LOGSIG_TEST_* (the integration fixture's variables) raise nothing and warn nothing."""
+        monkeypatch.setenv("LOGSIG_TEST_STATE_DIR", "/tmp/x")
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            assert 9464 == load_settings().http.port
+
+    def test_variables_below_a_mapping_are_settings(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """LOGSIG_DECODE__TOPICS__<topic>__ENVELOPE sets the per-topic decode settings."""
+        monkeypatch.setenv("LOGSIG_DECODE__TOPICS__vllm__ENVELOPE", "json")
+        assert "json" == load_settings().decode.topics["vllm"].envelope
+
+    def test_invalid_value_from_the_environment_names_the_variable(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """A bad value from the environment names the key and the variable it came from."""
+        monkeypatch.setenv("LOGSIG_HTTP__PORT", "lots")
+        with pytest.raises(ConfigError, match=r"  http\.port: .* \(from environment variable LOGSIG_HTTP__PORT\)$"):
+            load_settings()
+
+    def test_unparsable_list_names_the_variable_and_value(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """A list variable that is not JSON is named with its value and the JSON form."""
+        monkeypatch.setenv("LOGSIG_KAFKA__TOPICS", "a,b")
+        with pytest.raises(ConfigError) as raised:
+            load_settings()
+        assert ("cannot parse environment variable LOGSIG_KAFKA__TOPICS='a,b': list, mapping and section values "
+                "are JSON, e.g. LOGSIG_KAFKA__TOPICS='[\"a\", \"b\"]'") == str(raised.value)
+
+    def test_unknown_key_suggests_the_closest(self, tmp_path: Path) -> None:
+        """A misspelt key in the file names the closest key of its section."""
+        path = tmp_path / "s.yaml"
+        path.write_text("kafka:\n  bootstrap_server: x:1\nhtpp:\n  port: 1\n")
+        with pytest.raises(ConfigError) as raised:
+            load_settings(path)
+        assert (f"invalid settings in {path}:\n  kafka.bootstrap_server: unknown key; did you mean "
+                "kafka.bootstrap_servers?\n  htpp: unknown key; did you mean http?") == str(raised.value)
+
+    def test_unknown_key_far_from_all_says_only_unknown(self, tmp_path: Path) -> None:
+        """A key like no other gets no suggestion."""
+        path = tmp_path / "s.yaml"
+        path.write_text("kafka:\n  zzz: 1\n")
+        with pytest.raises(ConfigError) as raised:
+            load_settings(path)
+        assert f"invalid settings in {path}:\n  kafka.zzz: unknown key" == str(raised.value)
+
+    def test_yaml_error_names_the_file_and_line(self, tmp_path: Path) -> None:
+        """A YAML syntax error gives FILE:LINE:COLUMN, not <unicode string>."""
+        path = tmp_path / "s.yaml"
+        path.write_text("kafka:\n  topics: [a\n  group_id: g\n")
+        with pytest.raises(ConfigError) as raised:
+            load_settings(path)
+        assert (f"settings file {path} is not valid YAML: {path}:3:11: expected ',' or ']', but got ':' "
+                "(while parsing a flow sequence at line 2, column 11)") == str(raised.value)
