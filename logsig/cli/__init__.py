@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -29,8 +30,19 @@ def _add_catalog_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-builtin", action="store_true", help="do not load the built-in catalog")
 
 
+DESCRIPTION = "Match known failures in LLM inference-server logs: run (Kafka daemon), scan (files), catalog tools."
+EPILOG = """exit codes:
+  0  success
+  1  a check found problems (catalog check, test, lint)
+  2  bad usage, settings or catalog (the message names the key, file or record)
+
+settings: --config FILE (YAML), overridden by LOGSIG_<SECTION>__<KEY> environment variables,
+e.g. LOGSIG_KAFKA__BOOTSTRAP_SERVERS; "logsig config show" prints the effective settings."""
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="logsig", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="logsig", description=DESCRIPTION, epilog=EPILOG,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"logsig {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run the daemon: Kafka in, incidents out")
@@ -99,11 +111,19 @@ COMMANDS = {"scan": _cmd_scan, "run": _cmd_run, "schema": _cmd_schema, "config":
             **catalog_cmd.COMMANDS}
 
 
+def _show_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+                  file: object = None, line: str | None = None) -> None:
+    """Print a warning (an unknown LOGSIG_ variable, ...) as ``logsig: warning: MESSAGE`` on stderr."""
+    print(f"logsig: warning: {message}", file=sys.stderr)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``logsig`` console script; returns the exit code."""
     args = _parser().parse_args(argv)
     try:
-        return COMMANDS[args.command](args)
+        with warnings.catch_warnings():
+            warnings.showwarning = _show_warning
+            return COMMANDS[args.command](args)
     except LogsigError as error:
         print(f"logsig: {error}", file=sys.stderr)
         return 2

@@ -1,31 +1,44 @@
-"""``logsig catalog check|test|lint`` and ``logsig explain``: tools for signature authors."""
+"""``logsig catalog check|test|lint|list|show`` and ``logsig explain``: tools for signature authors.
+
+Every catalog sub-command given no PATH works on the built-in catalog.
+"""
 
 from __future__ import annotations
 
 import argparse
+import difflib
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from logsig.errors import CatalogError
 from logsig.matchers.catalog.loader import Catalog, load_catalog
 from logsig.matchers.engine.engine import Engine
+from logsig.matchers.engine.hazards import fallback_route
+from logsig.matchers.regex.translate import translate
 from logsig.matchers.signature import Signature
+from logsig.severity import severity_of
 
 
 def add_parsers(sub: Any, add_catalog_args: Callable[[argparse.ArgumentParser], None]) -> None:
     """Add the ``catalog`` and ``explain`` sub-commands to ``sub``."""
-    catalog = sub.add_parser("catalog", help="check, test and lint signature catalogs")
+    catalog = sub.add_parser("catalog", help="check, test, lint, list and show signatures")
     csub = catalog.add_subparsers(dest="catalog_command", required=True)
     check = csub.add_parser("check", help="the pre-deploy gate: exit 1 listing every problem "
                                           "(the built-in catalog when no PATH)")
     check.add_argument("paths", nargs="*", type=Path)
     check.add_argument("--benign", type=Path, action="append", default=[],
                        help="file of benign lines (one per line) added to the built-in benign sample (repeatable)")
-    for name, text in (("test", "run every signature's examples"), ("lint", "find catalog smells")):
+    for name, text in (("test", "run every signature's examples"), ("lint", "find catalog smells"),
+                       ("list", "one line per signature: id, servers, category, severity, examples")):
         cmd = csub.add_parser(name, help=text + " (the built-in catalog when no PATH)")
         cmd.add_argument("paths", nargs="*", type=Path)
+    show = csub.add_parser("show", help="print one signature as the engine sees it (YAML)")
+    show.add_argument("id", help="signature id, e.g. llm/vllm-cuda-oom-during-prefill")
+    show.add_argument("paths", nargs="*", type=Path, help="catalog files or directories (default: built-in)")
     lint = csub.choices["lint"]
     lint.add_argument("--benign", type=Path, action="append", default=[],
                       help="file of benign lines (one per line) no signature may match (repeatable)")
@@ -79,6 +92,48 @@ def cmd_check(args: argparse.Namespace) -> int:
         print(CatalogError(problems))
         return 1
     print(f"ok: {len(catalog.signatures)} signatures")
+    return 0
+
+
+LIST_COLUMNS = ("ID", "SERVERS", "CATEGORY", "SEVERITY", "EXAMPLES")
+
+
+def list_rows(catalog: Catalog) -> list[tuple[str, ...]]:
+    """One row per signature, sorted by id: id, servers, category, severity, match/no-match examples."""
+    return [(sig.id, ",".join(sig.servers) or "-", sig.category or "-", severity_of(sig.category),
+             f"{len(sig.examples.match)}/{len(sig.examples.no_match)}")
+            for sig in sorted(catalog.signatures, key=lambda s: s.id)]
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    """Print :func:`list_rows` as aligned columns under a header, then the count."""
+    rows = [LIST_COLUMNS, *list_rows(_load(args.paths))]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(LIST_COLUMNS))]
+    for row in rows:
+        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip())
+    print(f"{len(rows) - 1} signatures")
+    return 0
+
+
+def engine_view(sig: Signature, file: str | None) -> dict[str, object]:
+    """The record as loaded plus what the engine derives: file, severity, phase-one and phase-two regexes."""
+    translation = translate(sig.regex)
+    engine = {"prefilter": translation.prefilter, "re2": translation.re2, "captures": list(translation.captures),
+              "fallback": fallback_route(translation)}
+    return {**sig.to_record(), "file": file, "severity": severity_of(sig.category), "engine": engine}
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    """Print :func:`engine_view` of signature ``args.id`` as YAML; exit 1 naming close ids when unknown."""
+    catalog = _load(args.paths)
+    sig = catalog.by_id().get(args.id)
+    if sig is None:
+        close = difflib.get_close_matches(args.id, list(catalog.by_id()), n=3, cutoff=0.5)
+        hint = f"; did you mean {', '.join(close)}?" if close else ""
+        print(f"no signature {args.id!r} in the catalog{hint}", file=sys.stderr)
+        return 1
+    view = engine_view(sig, catalog.files.get(sig.id))
+    sys.stdout.write(yaml.safe_dump(view, sort_keys=False, allow_unicode=True, width=120))
     return 0
 
 
@@ -145,7 +200,8 @@ def cmd_explain(args: argparse.Namespace) -> int:
 
 
 def _cmd_catalog(args: argparse.Namespace) -> int:
-    return {"check": cmd_check, "test": cmd_test, "lint": cmd_lint}[args.catalog_command](args)
+    commands = {"check": cmd_check, "test": cmd_test, "lint": cmd_lint, "list": cmd_list, "show": cmd_show}
+    return commands[args.catalog_command](args)
 
 
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {"catalog": _cmd_catalog, "explain": cmd_explain}

@@ -4,7 +4,7 @@ The alert (Alertmanager API v2 ``postableAlert``, see alertmanager's ``api/v2/op
 
 - labels, the alert's identity: ``alertname`` (the signature id in CamelCase,
   ``llm/vllm-cuda-oom-during-prefill`` -> ``LlmVllmCudaOomDuringPrefill``), ``signature_id``,
-  ``category``, ``severity`` (:data:`SEVERITY_BY_CATEGORY`), and ``cluster``, ``namespace``,
+  ``category``, ``severity`` (:func:`logsig.severity.severity_of`), and ``cluster``, ``namespace``,
   ``pod``, ``node`` when the record named them. The same failure in the same pod gives the same
   labels, so Alertmanager keeps one alert and every repeated match only refreshes it;
 - annotations: ``summary`` (signature id and the line as logged, cut to 200 characters: the real
@@ -45,6 +45,7 @@ import structlog
 
 from logsig.config import AlertmanagerSettings
 from logsig.incident import Incident
+from logsig.severity import severity_of
 from logsig.telemetry import Metrics
 
 log = structlog.get_logger("logsig.alertmanager")
@@ -52,15 +53,6 @@ log = structlog.get_logger("logsig.alertmanager")
 SINK = "alertmanager"
 DROP_REASONS = ("queue_full", "post_failed", "shutdown")
 MAX_LINE_CHARS = 1000
-SEVERITY_BY_CATEGORY = {
-    "hardware_error": "critical",
-    "input_error": "info",
-}
-"""Severity per category: a faulted GPU pages; a client's bad request is information; every other
-category (resource, runtime, network, scheduling, configuration, compatibility, dependency) is a
-``warning``. deploy/alertmanager/alertmanager.yml routes on severity and category together:
-hardware errors and critical alerts page, configuration errors open a ticket, the rest go to chat."""
-DEFAULT_SEVERITY = "warning"
 _WORD = re.compile(r"[A-Za-z0-9]+")
 
 Alert = dict[str, Any]
@@ -76,7 +68,7 @@ def alert_labels(incident: Incident) -> dict[str, str]:
     """The identity of ``incident``'s alert (see the module docstring); no empty values."""
     sig, source = incident.signature, incident.source
     labels = {"alertname": alert_name(sig.id), "signature_id": sig.id, "category": sig.category,
-              "severity": SEVERITY_BY_CATEGORY.get(sig.category, DEFAULT_SEVERITY),
+              "severity": severity_of(sig.category),
               "cluster": source.cluster, "namespace": source.namespace, "pod": source.pod, "node": source.node}
     return {key: value for key, value in labels.items() if value}
 

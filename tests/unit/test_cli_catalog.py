@@ -1,0 +1,100 @@
+"""catalog list, catalog show, catalog check without a path, plain-text help, warnings on stderr."""
+
+import argparse
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+
+from logsig.cli import _parser, main
+from logsig.matchers.catalog.loader import load_catalog
+
+SEED_ID = "llm/vllm-cuda-oom-during-prefill"
+SITE_RECORD = ("id: k8s/site-puller\nsignature: 'puller: checksum mismatch'\nregex: 'puller: checksum mismatch "
+               "for (?P<object>\\S+)'\ncategory: dependency_error\nservers: [k8s]\n"
+               "examples: {match: ['puller: checksum mismatch for s3://m/a'], no_match: ['puller: ok']}\n")
+
+
+class TestCatalogList:
+    def test_lists_every_builtin_signature_with_its_columns(self, capsys: pytest.CaptureFixture[str]) -> None:
+        """One line per built-in signature under the header, then the count."""
+        assert 0 == main(["catalog", "list"])
+        lines = capsys.readouterr().out.splitlines()
+        total = len(load_catalog().signatures)
+        assert (["ID", "SERVERS", "CATEGORY", "SEVERITY", "EXAMPLES"], total + 2, f"{total} signatures") == (
+            lines[0].split(), len(lines), lines[-1])
+
+    def test_a_site_file_row_shows_server_category_severity_examples(
+            self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        """A given file is listed alone, with its servers, category, derived severity and example counts."""
+        path = tmp_path / "site.yaml"
+        path.write_text(SITE_RECORD)
+        assert 0 == main(["catalog", "list", str(path)])
+        assert ["k8s/site-puller", "k8s", "dependency_error", "warning", "1/1"] == (
+            capsys.readouterr().out.splitlines()[1].split())
+
+
+class TestCatalogShow:
+    def test_shows_the_record_and_the_engines_view(self, capsys: pytest.CaptureFixture[str]) -> None:
+        """The seed record is printed as YAML with its file, severity and both phases' regexes."""
+        assert 0 == main(["catalog", "show", SEED_ID])
+        shown = yaml.safe_load(capsys.readouterr().out)
+        record = load_catalog().by_id()[SEED_ID].to_record()
+        assert (record, "warning", True, True, None) == (
+            {k: v for k, v in shown.items() if k not in {"file", "severity", "engine"}}, shown["severity"],
+            shown["file"].endswith("llm/vllm-cuda-oom-during-prefill.json"), bool(shown["engine"]["re2"]),
+            shown["engine"]["fallback"])
+
+    def test_captures_of_a_site_signature_are_listed(
+            self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        """The engine view names the regex's capture groups."""
+        path = tmp_path / "site.yaml"
+        path.write_text(SITE_RECORD)
+        assert 0 == main(["catalog", "show", "k8s/site-puller", str(path)])
+        assert ["object"] == yaml.safe_load(capsys.readouterr().out)["engine"]["captures"]
+
+    def test_unknown_id_names_close_ones(self, capsys: pytest.CaptureFixture[str]) -> None:
+        """An id not in the catalog exits 1 suggesting the closest ids."""
+        assert 1 == main(["catalog", "show", "llm/vllm-cuda-oom-during-prefil"])
+        assert capsys.readouterr().err.startswith(
+            "no signature 'llm/vllm-cuda-oom-during-prefil' in the catalog; did you mean "
+            "llm/vllm-cuda-oom-during-prefill")
+
+
+class TestCatalogCheck:
+    def test_without_a_path_checks_the_builtin_catalog(self, capsys: pytest.CaptureFixture[str]) -> None:
+        """catalog check with no PATH validates the built-in catalog, like test and lint."""
+        assert 0 == main(["catalog", "check"])
+        assert f"ok: {len(load_catalog().signatures)} signatures\n" == capsys.readouterr().out
+
+
+def _parsers(parser: argparse.ArgumentParser) -> Iterator[argparse.ArgumentParser]:
+    yield parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in action.choices.values():
+                yield from _parsers(child)
+
+
+class TestHelp:
+    def test_no_help_text_carries_markup(self) -> None:
+        """No command's help has reST or Sphinx markup (double backquotes, :role:)."""
+        marked = [p.prog for p in _parsers(_parser()) if "``" in p.format_help() or ":class:" in p.format_help()
+                  or ":func:" in p.format_help()]
+        assert [] == marked
+
+    def test_top_level_help_lists_exit_codes(self) -> None:
+        """logsig --help explains the exit codes and the settings variables in plain text."""
+        text = _parser().format_help()
+        assert (True, True) == ("exit codes:\n  0  success" in text, "LOGSIG_<SECTION>__<KEY>" in text)
+
+
+class TestWarnings:
+    def test_unknown_variable_warning_is_one_plain_line(
+            self, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+        """An unrelated LOGSIG_ variable prints 'logsig: warning: ...' on stderr and the command runs."""
+        monkeypatch.setenv("LOGSIG_COLOUR", "blue")
+        assert 0 == main(["config", "show"])
+        assert ("logsig: warning: environment variable LOGSIG_COLOUR names no setting and is ignored (settings are "
+                "LOGSIG_<SECTION>__<KEY>, e.g. LOGSIG_KAFKA__BOOTSTRAP_SERVERS)\n") == capsys.readouterr().err
