@@ -1,8 +1,12 @@
-"""Prometheus metrics: the only module that imports prometheus_client.
+"""Prometheus metrics, and one function per event that counts it (and logs it when it is bad news).
 
 Names follow the Prometheus naming practices (``logsig_<noun>_<unit>_total`` for counters, base
 units). Every known label value is pre-initialised to 0 so the first increase is visible. The
 registry is injected so tests can read samples with ``registry.get_sample_value``.
+
+Events (module functions, called by the runner with a step's outcomes): :func:`records_consumed`,
+:func:`step_processed`, :func:`incident_delivered`, :func:`dead_letter_written`,
+:func:`record_rejected`, and :func:`outcomes_accounted` for a whole step.
 """
 
 from __future__ import annotations
@@ -11,11 +15,16 @@ import contextlib
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 
+import structlog
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, disable_created_metrics
 
 from logsig import __version__
 from logsig.matchers.signature import Signature
-from logsig.records import FAILURE_REASONS, Source
+from logsig.pipeline import Detection, StepResult
+from logsig.records import FAILURE_REASONS, DecodeFailure, RawRecord, Source
+from logsig.sinks import Outcome
+
+log = structlog.get_logger("logsig.telemetry")
 
 OVERFLOW = "other"
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
@@ -48,6 +57,9 @@ class Metrics:
                                       registry=r)
         self.dead_letters = Counter("logsig_dead_letters", "Records written to the dead-letter topic.", ["reason"],
                                     registry=r)
+        self.dead_letters_dropped = Counter("logsig_dead_letters_dropped",
+                                            "Dead letters the sink could never write (too large for a request).",
+                                            ["reason"], registry=r)
         self.incidents = Counter("logsig_incidents_emitted", "Incident events delivered, per sink.", ["sink"],
                                  registry=r)
         self.incidents_dropped = Counter("logsig_incidents_dropped", "Incident events a sink gave up on.",
@@ -83,6 +95,7 @@ class Metrics:
         for sink in sinks:
             self.incidents.labels(sink=sink)
         self.incidents_dropped.labels(sink="kafka", reason="record_too_large")
+        self.dead_letters_dropped.labels(reason="record_too_large")
 
     def init_topics(self, topics: Iterable[str]) -> None:
         """Pre-initialise the per-topic counters."""
@@ -151,3 +164,59 @@ class Metrics:
     def reset_phase_two(self) -> None:
         """Forget the engine's totals (call when a new engine replaces the old one)."""
         self._phase_two_seen.clear()
+
+
+def records_consumed(m: Metrics, records: Sequence[RawRecord]) -> None:
+    """A batch was read: records and value bytes per topic, and the last record's timestamp."""
+    for record in records:
+        topic = record.origin.topic or ""
+        m.records_consumed.labels(topic=topic).inc()
+        m.bytes_consumed.labels(topic=topic).inc(len(record.value or b""))
+    if records and records[-1].origin.timestamp_ms is not None:
+        m.last_record.set(records[-1].origin.timestamp_ms / 1000)
+
+
+def step_processed(m: Metrics, step: StepResult, phase_two: Mapping[str, float]) -> None:
+    """A step was decoded and matched: truncations, undecodable records, matches per signature and
+    the engine's cumulative phase-two seconds (``phase_two``)."""
+    m.truncated.inc(step.truncated)
+    for failure in step.failures:
+        m.records_failed.labels(reason=failure.reason).inc()
+    for detection in step.detections:
+        for match in detection.matches:
+            m.count_match(match.signature.id, detection.event.source)
+    m.add_phase_two(phase_two)
+
+
+def incident_delivered(m: Metrics, detection: Detection, sink: str, now: float) -> None:
+    """``sink`` acknowledged an incident at Unix time ``now`` (latency from the record timestamp)."""
+    m.incidents.labels(sink=sink).inc()
+    ts = detection.event.origin.timestamp_ms
+    if ts is not None:
+        m.latency.observe(max(0.0, now - ts / 1000))
+
+
+def dead_letter_written(m: Metrics, failure: DecodeFailure) -> None:
+    """An undecodable record was written to the dead-letter topic."""
+    m.dead_letters.labels(reason=failure.reason).inc()
+
+
+def record_rejected(m: Metrics, outcome: Outcome, sink: str) -> None:
+    """``sink`` can never take an output (it is dropped, the partition goes on): log and count it by kind."""
+    log.error("record rejected by the sink; dropped", sink=sink, kind=outcome.kind, reason=outcome.reason)
+    reason = outcome.reason or "rejected"
+    if outcome.kind == "incident":
+        m.incidents_dropped.labels(sink=sink, reason=reason).inc()
+    else:
+        m.dead_letters_dropped.labels(reason=reason).inc()
+
+
+def outcomes_accounted(m: Metrics, outcomes: Sequence[Outcome], sink: str, now: float) -> None:
+    """Every outcome of one delivery to ``sink`` at Unix time ``now``, as the events above."""
+    for outcome in outcomes:
+        if not outcome.delivered:
+            record_rejected(m, outcome, sink)
+        elif isinstance(outcome.output, Detection):
+            incident_delivered(m, outcome.output, sink, now)
+        else:
+            dead_letter_written(m, outcome.output)

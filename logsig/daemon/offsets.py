@@ -1,8 +1,18 @@
-"""Commit offsets: what may be committed, given what was delivered and what is still held.
+"""Commit offsets: the one place that decides what may be committed (at least once, no loss).
 
-Pure functions (no I/O). The offset committed for a partition is one past the last record
-delivered, but never beyond the lowest offset still held in an open multi-line group, and only
-for partitions still assigned (Kafka's committed offset is the next offset to read).
+Kafka's committed offset is the next offset to read. For each partition the tracker commits one
+past the last record whose output was acknowledged, but never beyond the lowest offset still held
+in an open multi-line group, and only for partitions still assigned:
+
+- :meth:`OffsetTracker.delivered`: a batch's outputs were acknowledged; pass its
+  :func:`next_offsets` and the held offsets taken right after the batch was processed (a record
+  held then may be emitted by a later batch, which is not acknowledged yet);
+- :meth:`OffsetTracker.committable`: what may be committed now, for the partitions given;
+- :meth:`OffsetTracker.changed`: the same, less what was already committed (an idle replica
+  commits nothing); :meth:`OffsetTracker.committed` records a successful commit;
+- :meth:`OffsetTracker.revoked`: forget partitions that moved to another member.
+
+Pure (no I/O); batches must be reported in the order they were processed.
 """
 
 from __future__ import annotations
@@ -26,3 +36,39 @@ def next_offsets(records: Iterable[RawRecord]) -> dict[TP, int]:
 def committable(delivered: Mapping[TP, int], held: Mapping[TP, int], assigned: set[TP]) -> dict[TP, int]:
     """Offsets safe to commit: delivered positions capped by held groups, assigned partitions only."""
     return {tp: min(offset, held.get(tp, offset)) for tp, offset in delivered.items() if tp in assigned}
+
+
+class OffsetTracker:
+    """Delivered positions, held records and committed offsets per (topic, partition)."""
+
+    def __init__(self) -> None:
+        self._delivered: dict[TP, int] = {}
+        self._held: dict[TP, int] = {}
+        self._committed: dict[TP, int] = {}
+
+    def delivered(self, offsets: Mapping[TP, int], held: Mapping[TP, int]) -> None:
+        """A batch's outputs are acknowledged: ``offsets`` are its :func:`next_offsets`, ``held`` the
+        lowest offset per partition still held in an open group once the batch was processed."""
+        for tp, offset in offsets.items():
+            if offset > self._delivered.get(tp, 0):
+                self._delivered[tp] = offset
+        self._held = dict(held)
+
+    def committable(self, assigned: set[TP]) -> dict[TP, int]:
+        """Offsets safe to commit now for the ``assigned`` partitions."""
+        return committable(self._delivered, self._held, assigned)
+
+    def changed(self, assigned: set[TP]) -> dict[TP, int]:
+        """:meth:`committable` less the partitions already committed at that offset."""
+        return {tp: o for tp, o in self.committable(assigned).items() if self._committed.get(tp) != o}
+
+    def committed(self, offsets: Mapping[TP, int]) -> None:
+        """``offsets`` were committed."""
+        self._committed.update(offsets)
+
+    def revoked(self, partitions: Iterable[TP]) -> None:
+        """Forget ``partitions`` (now read by another member, from what was committed)."""
+        for tp in partitions:
+            self._delivered.pop(tp, None)
+            self._held.pop(tp, None)
+            self._committed.pop(tp, None)

@@ -1,17 +1,24 @@
-"""The daemon: Kafka source -> pipeline -> Kafka sink (+ Alertmanager), with telemetry.
+"""The daemon: a source, the pipeline and sinks wired together, with telemetry.
 
 Delivery semantics (at least once, no loss):
 
-1. a batch from ``getmany`` is decoded, matched and enriched (:class:`logsig.pipeline.Pipeline`);
-2. its incidents and dead letters are produced with the idempotent producer (acks=all) and every
-   acknowledgement is awaited, retrying with backoff while the broker is away;
-3. only then are the batch's offsets committed, capped below any record still held in an open
-   multi-line group (:func:`logsig.daemon.offsets.committable`).
+1. a batch from the source is decoded, matched and enriched (:class:`logsig.pipeline.Pipeline`);
+2. its incidents and dead letters go to the first sink (Kafka: idempotent producer, acks=all),
+   which returns one outcome per output once each is acknowledged or can never be written,
+   retrying with backoff while the broker is away; later sinks (Alertmanager) are handed the
+   incidents it delivered;
+3. only then may the batch's offsets be committed, capped below any record still held in an open
+   multi-line group (:class:`logsig.daemon.offsets.OffsetTracker`); a commit is sent only when
+   the offsets changed.
 
 A redelivered record yields an incident with the same ``event_id``, so consumers can deduplicate.
 SIGTERM/SIGINT stop fetching, finish and commit the batch in hand, flush open multi-line groups,
 commit, close and exit 0. On partition revocation the revoked partitions' open groups are flushed,
-delivered and committed before the partitions move. SIGHUP reloads the catalog.
+delivered and committed (those partitions only) before the partitions move. SIGHUP reloads the
+catalog.
+
+:class:`Daemon` is given its parts (:func:`build_daemon` makes them from settings), so its rules are
+unit-tested with the fakes of :mod:`logsig.testing`.
 """
 
 from __future__ import annotations
@@ -20,9 +27,8 @@ import asyncio
 import contextlib
 import signal
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Protocol
 
 import structlog
 from prometheus_client import CollectorRegistry
@@ -30,43 +36,49 @@ from prometheus_client import CollectorRegistry
 from logsig.backoff import retry_forever
 from logsig.config import Settings
 from logsig.daemon.http import HttpServer
-from logsig.daemon.offsets import committable, next_offsets
+from logsig.daemon.offsets import OffsetTracker, next_offsets
 from logsig.daemon.reload import CatalogWatcher
 from logsig.errors import LogsigError
-from logsig.incident import Incident
 from logsig.log import configure_logging
 from logsig.pipeline import Pipeline, StepResult
-from logsig.records import TP, RawRecord
-from logsig.sinks.kafka.records import dead_letter_record, incident_record
-from logsig.sinks.kafka.sink import KafkaSink, OutRecord
+from logsig.records import TP
+from logsig.sinks import Sink, delivered_step
+from logsig.sinks.kafka.sink import KafkaSink
+from logsig.sources import Source
 from logsig.sources.kafka import KafkaSource
-from logsig.telemetry import Metrics
+from logsig.telemetry import Metrics, outcomes_accounted, records_consumed, step_processed
 
 log = structlog.get_logger("logsig.daemon")
 LAG_INTERVAL_SECONDS = 1.0
 
 
 class Daemon:
-    """One logsig replica. ``stop`` ends it gracefully; ``registry`` holds its metrics."""
+    """One logsig replica: ``source`` -> ``pipeline`` -> ``sinks`` (the first gates commits).
 
-    def __init__(self, settings: Settings, registry: CollectorRegistry | None = None) -> None:
-        self.settings = settings
-        self.registry = registry or CollectorRegistry()
-        self.metrics = Metrics(self.registry, settings.metrics.source_labels,
-                               settings.metrics.max_label_sets_per_signature)
+    offsets: the commit bookkeeping; metrics: where events are counted; watcher: catalog reloads
+    (None: never); http: the ``/metrics``, ``/healthz``, ``/readyz`` server (None: none);
+    shutdown_timeout_seconds: the longest drain (on SIGTERM and on revocation);
+    retry_backoff_max_seconds: the longest wait between connection attempts.
+    :meth:`stop_event` set ends it gracefully.
+    """
+
+    def __init__(self, source: Source, pipeline: Pipeline, sinks: Sequence[Sink], offsets: OffsetTracker,
+                 metrics: Metrics, *, watcher: CatalogWatcher | None = None, http: HttpServer | None = None,
+                 shutdown_timeout_seconds: float = 20.0, retry_backoff_max_seconds: float = 30.0) -> None:
+        if not sinks:
+            raise ValueError("a daemon needs at least one sink")
+        self.source, self.pipeline, self.sinks = source, pipeline, tuple(sinks)
+        self.offsets, self.metrics, self.watcher, self.http = offsets, metrics, watcher, http
+        self.registry = metrics.registry
+        self.shutdown_timeout_seconds = shutdown_timeout_seconds
+        self.retry_backoff_max_seconds = retry_backoff_max_seconds
         self.stop_event = asyncio.Event()
-        self.watcher = CatalogWatcher(settings.catalog, settings.matching.max_message_bytes)
-        self.pipeline = Pipeline(self.watcher.load_initial(self.metrics), settings.decode)
-        self.source = KafkaSource(settings.kafka, self._on_revoked, self._on_assigned)
-        self.sink = KafkaSink(settings.kafka)
-        self.http = HttpServer(self.registry, self.not_ready_reason, settings.http.host, settings.http.port)
-        self.alertmanager = _alertmanager(settings, self.metrics)
         self._lock = asyncio.Lock()
-        self._delivered: dict[TP, int] = {}
         self._started = False
-        self._last_lag = 0.0
-        self.metrics.init_topics(settings.kafka.topics)
-        self.metrics.init_sinks(["kafka"] + (["alertmanager"] if self.alertmanager else []))
+        self._abandoned = False
+        self._last_lag = float("-inf")
+        source.listen(self._on_revoked, self._on_assigned)
+        metrics.init_sinks(sink.name for sink in self.sinks)
 
     def not_ready_reason(self) -> str | None:
         """None when ready (catalog loaded, partitions assigned), else why not."""
@@ -77,33 +89,37 @@ class Daemon:
         return None
 
     async def run(self) -> None:
-        """Serve until :attr:`stop_event` is set, then drain and close."""
+        """Serve until :attr:`stop_event` is set, then drain and close.
+
+        Raises: LogsigError if the HTTP port cannot be bound.
+        """
+        await self._start_http()
+        for sink in self.sinks[1:]:
+            await sink.start()
+        try:
+            if await self._connect():
+                self._started = True
+                log.info("consuming")
+                await self._loop()
+                await self._drain()
+        finally:
+            await self._close()
+
+    async def _start_http(self) -> None:
+        if self.http is None:
+            return
         try:
             await self.http.start()
         except OSError as error:
             raise LogsigError(f"cannot listen on {self.http.host}:{self.http.port}: {error.strerror or error} "
                               "(set http.port)") from error
         log.info("http endpoint listening", host=self.http.host, port=self.http.port)
-        if self.alertmanager is not None:
-            await self.alertmanager.start()
-        try:
-            if await self._connect():
-                self._started = True
-                log.info("consuming", topics=self.settings.kafka.topics, group_id=self.settings.kafka.group_id)
-                await self._loop()
-                await self._drain()
-        finally:
-            await self._close()
 
     async def _connect(self) -> bool:
-        kafka = self.settings.kafka
-        stopping, backoff = self.stop_event.is_set, kafka.retry_backoff_max_seconds
-
-        async def outputs_exist() -> None:
-            await self.sink.require_topics([kafka.output_topic, kafka.dead_letter_topic])
-
-        return (await retry_forever(self.sink.start, "connecting the producer", backoff, stopping, self._sleep)
-                and await retry_forever(outputs_exist, "checking the output topics", backoff, stopping, self._sleep)
+        stopping, backoff = self.stop_event.is_set, self.retry_backoff_max_seconds
+        primary = self.sinks[0]
+        return (await retry_forever(primary.start, f"starting the {primary.name} sink", backoff, stopping,
+                                    self._sleep)
                 and await retry_forever(self.source.start, "joining the consumer group", backoff, stopping,
                                         self._sleep))
 
@@ -112,101 +128,67 @@ class Daemon:
             records = await self.source.poll()
             async with self._lock:
                 if records:
-                    self._count_consumed(records)
+                    records_consumed(self.metrics, records)
                     step = self.pipeline.process(records, time.monotonic())
                 else:
                     step = self.pipeline.flush_idle(time.monotonic())
                 if not await self._deliver(step):
+                    self._abandoned = True
                     return
-                self._mark_delivered(next_offsets(records))
-                await self._commit()
+                self.offsets.delivered(next_offsets(records), self.pipeline.held_offsets())
+                await self._commit(self.source.assignment())
             await self._housekeeping()
 
     async def _drain(self) -> None:
         async with self._lock:
-            if await self._deliver(self.pipeline.flush_all(), draining=True):
-                await self._commit()
+            if await self._deliver(self.pipeline.flush_all(), draining=True) and not self._abandoned:
+                self.offsets.delivered({}, self.pipeline.held_offsets())
+                await self._commit(self.source.assignment())
         log.info("drained; stopping")
 
     async def _close(self) -> None:
-        if self.alertmanager is not None:
-            await self.alertmanager.stop()
+        for sink in self.sinks[1:]:
+            await sink.stop()
         await self.source.stop()
-        await self.sink.stop()
-        await self.http.stop()
-
-    def _count_consumed(self, records: list[RawRecord]) -> None:
-        for record in records:
-            topic = record.origin.topic or ""
-            self.metrics.records_consumed.labels(topic=topic).inc()
-            self.metrics.bytes_consumed.labels(topic=topic).inc(len(record.value or b""))
-        last = records[-1].origin.timestamp_ms
-        if last is not None:
-            self.metrics.last_record.set(last / 1000)
-
-    def _records_of(self, step: StepResult) -> list[OutRecord]:
-        kafka = self.settings.kafka
-        out = [incident_record(d.incident, kafka.output_topic) for d in step.detections]
-        out.extend(dead_letter_record(f, kafka.dead_letter_topic, kafka.dead_letter_max_bytes)
-                   for f in step.failures)
-        return out
+        await self.sinks[0].stop()
+        if self.http is not None:
+            await self.http.stop()
 
     async def _deliver(self, step: StepResult, draining: bool = False) -> bool:
-        """Produce the step's output until acknowledged. False if given up (stopping): commit nothing."""
-        records = self._records_of(step)
-        deadline = time.monotonic() + self.settings.shutdown_timeout_seconds
+        """Deliver the step's output until acknowledged. False if given up (stopping): commit nothing."""
+        deadline = time.monotonic() + self.shutdown_timeout_seconds
 
         def give_up() -> bool:
             return (self.stop_event.is_set() and not draining) or (draining and time.monotonic() > deadline)
 
-        rejected = await self.sink.deliver(records, give_up, self._sleep)
-        if rejected is None:
-            log.error("gave up delivering; offsets not committed, records will be re-read", records=len(records))
+        primary = self.sinks[0]
+        outcomes = await primary.deliver(step, give_up, self._sleep)
+        if outcomes is None:
+            log.error("gave up delivering; offsets not committed, records will be re-read",
+                      records=len(step.detections) + len(step.failures))
             return False
-        lost = {id(record) for record, _ in rejected}
-        for record, error in rejected:
-            log.error("record rejected by the broker; dropped", topic=record.topic, value_bytes=len(record.value),
-                      error=error)
-            self.metrics.incidents_dropped.labels(sink="kafka", reason="record_too_large").inc()
-        self._account(step, [id(r) not in lost for r in records[: len(step.detections)]])
+        step_processed(self.metrics, step, self.pipeline.engine.phase_two_seconds)
+        outcomes_accounted(self.metrics, outcomes, primary.name, time.time())
+        if len(self.sinks) > 1 and step.detections:
+            done = delivered_step(step, outcomes)
+            for sink in self.sinks[1:]:
+                await sink.deliver(done, give_up, self._sleep)
         return True
 
-    def _account(self, step: StepResult, delivered: list[bool]) -> None:
-        now = time.time()
-        m = self.metrics
-        m.truncated.inc(step.truncated)
-        for failure in step.failures:
-            m.records_failed.labels(reason=failure.reason).inc()
-            m.dead_letters.labels(reason=failure.reason).inc()
-        for detection, ok in zip(step.detections, delivered, strict=True):
-            for match in detection.matches:
-                m.count_match(match.signature.id, detection.event.source)
-            if not ok:
-                continue
-            m.incidents.labels(sink="kafka").inc()
-            ts = detection.event.origin.timestamp_ms
-            if ts is not None:
-                m.latency.observe(max(0.0, now - ts / 1000))
-            if self.alertmanager is not None:
-                self.alertmanager.offer(detection.incident)
-        m.add_phase_two(self.pipeline.engine.phase_two_seconds)
-
-    def _mark_delivered(self, offsets: dict[TP, int]) -> None:
-        for tp, offset in offsets.items():
-            self._delivered[tp] = max(self._delivered.get(tp, 0), offset)
-
-    async def _commit(self, only: set[TP] | None = None) -> None:
-        assigned = self.source.assignment() if only is None else only
-        offsets = committable(self._delivered, self.pipeline.held_offsets(), assigned)
-        await self.source.commit(offsets)
+    async def _commit(self, partitions: set[TP]) -> None:
+        """Commit what changed and may be committed for ``partitions``."""
+        offsets = self.offsets.changed(partitions)
+        if offsets and await self.source.commit(offsets):
+            self.offsets.committed(offsets)
 
     async def _on_revoked(self, revoked: set[TP]) -> None:
         async with self._lock:
             step = self.pipeline.flush_partitions(revoked)
-            if await self._deliver(step, draining=True):
-                await self._commit(only=revoked)
+            if await self._deliver(step, draining=True) and not self._abandoned:
+                self.offsets.delivered({}, self.pipeline.held_offsets())
+                await self._commit(revoked)
+            self.offsets.revoked(revoked)
             for tp in revoked:
-                self._delivered.pop(tp, None)
                 self.metrics.forget_partition(*tp)
         log.info("partitions revoked", partitions=sorted(revoked))
 
@@ -222,40 +204,47 @@ class Daemon:
         for (topic, partition), lag in (await self.source.lag()).items():
             self.metrics.lag.labels(topic=topic, partition=str(partition)).set(lag)
         self.metrics.partitions.set(len(self.source.assignment()))
-        engine = self.watcher.poll(self.metrics)
+        engine = self.watcher.poll(self.metrics) if self.watcher is not None else None
         if engine is not None:
             self.pipeline.replace_engine(engine)
             self.metrics.reset_phase_two()
 
     def request_reload(self) -> None:
         """Reload the catalog at the next housekeeping (SIGHUP)."""
-        self.watcher.force()
+        if self.watcher is not None:
+            self.watcher.force()
 
     async def _sleep(self, seconds: float) -> None:
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self.stop_event.wait(), timeout=seconds)
 
 
-def _alertmanager(settings: Settings, metrics: Metrics) -> _AlertSink | None:
-    if not settings.alertmanager.enabled:
-        return None
-    from logsig.sinks.alertmanager import AlertmanagerSink
+def build_daemon(settings: Settings, registry: CollectorRegistry | None = None) -> Daemon:
+    """A daemon made from ``settings``: Kafka source and sink, Alertmanager when enabled, HTTP.
 
-    sink: _AlertSink = AlertmanagerSink(settings.alertmanager, metrics)
-    return sink
+    Raises: CatalogError listing every problem when the catalog does not load.
+    """
+    metrics = Metrics(registry or CollectorRegistry(), settings.metrics.source_labels,
+                      settings.metrics.max_label_sets_per_signature)
+    watcher = CatalogWatcher(settings.catalog, settings.matching.max_message_bytes)
+    pipeline = Pipeline(watcher.load_initial(metrics), settings.decode)
+    sinks: list[Sink] = [KafkaSink(settings.kafka)]
+    if settings.alertmanager.enabled:
+        from logsig.sinks.alertmanager import AlertmanagerSink
 
-
-class _AlertSink(Protocol):
-    """What the runner needs of the Alertmanager sink (see :mod:`logsig.sinks.alertmanager`)."""
-
-    async def start(self) -> None: ...
-    def offer(self, incident: Incident) -> None: ...
-    async def stop(self) -> None: ...
+        sinks.append(AlertmanagerSink(settings.alertmanager, metrics))
+    metrics.init_topics(settings.kafka.topics)
+    daemon = Daemon(KafkaSource(settings.kafka), pipeline, sinks, OffsetTracker(), metrics, watcher=watcher,
+                    shutdown_timeout_seconds=settings.shutdown_timeout_seconds,
+                    retry_backoff_max_seconds=settings.kafka.retry_backoff_max_seconds)
+    daemon.http = HttpServer(metrics.registry, daemon.not_ready_reason, settings.http.host, settings.http.port)
+    log.info("configured", topics=settings.kafka.topics, group_id=settings.kafka.group_id)
+    return daemon
 
 
 async def serve(settings: Settings, install_signals: bool = True) -> Daemon:
     """Run a daemon until SIGTERM/SIGINT; returns it after a clean stop."""
-    daemon = Daemon(settings)
+    daemon = build_daemon(settings)
     if install_signals:
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):

@@ -33,7 +33,7 @@ import asyncio
 import contextlib
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from itertools import islice
@@ -45,7 +45,9 @@ import structlog
 
 from logsig.config import AlertmanagerSettings
 from logsig.incident import Incident
+from logsig.pipeline import StepResult
 from logsig.severity import severity_of
+from logsig.sinks import Outcome
 from logsig.telemetry import Metrics
 
 log = structlog.get_logger("logsig.alertmanager")
@@ -122,7 +124,10 @@ class AlertmanagerSink:
     """Posts incidents to Alertmanager in the background; ``offer`` never blocks.
 
     ``clock`` gives Unix seconds (for ``endsAt``), ``monotonic`` the time of rate-limited logs.
+    A downstream :class:`logsig.sinks.Sink`: it counts what it posts and drops itself.
     """
+
+    name = SINK
 
     def __init__(self, settings: AlertmanagerSettings, metrics: Metrics, pacing: Pacing | None = None,
                  clock: Callable[[], float] = time.time, monotonic: Callable[[], float] = time.monotonic) -> None:
@@ -148,6 +153,13 @@ class AlertmanagerSink:
         self._session = aiohttp.ClientSession(timeout=timeout, headers={"Content-Type": "application/json"})
         self._worker = asyncio.create_task(self._run(), name="alertmanager-sink")
         log.info("alertmanager sink started", endpoint=self.endpoint, queue_size=self.settings.queue_size)
+
+    async def deliver(self, step: StepResult, give_up: Callable[[], bool],
+                      sleep: Callable[[float], Awaitable[None]]) -> list[Outcome]:
+        """Offer every incident of ``step`` (never waits for the post); one outcome each, accepted."""
+        for detection in step.detections:
+            self.offer(detection.incident)
+        return [Outcome("incident", d, True) for d in step.detections]
 
     def offer(self, incident: Incident) -> None:
         """Queue ``incident``'s alert, merged into a pending one with the same labels, or drop it if full."""

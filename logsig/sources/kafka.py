@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-
 import structlog
 from aiokafka import AIOKafkaConsumer, ConsumerRebalanceListener, TopicPartition
 from aiokafka.errors import KafkaError
@@ -11,14 +9,17 @@ from aiokafka.errors import KafkaError
 from logsig.config import KafkaSettings
 from logsig.kafka import client_options
 from logsig.records import TP, Origin, RawRecord
+from logsig.sources import Rebalance
 
 log = structlog.get_logger("logsig.source")
 
 
+async def _ignore(_: set[TP]) -> None:
+    return None
+
 
 class _Listener(ConsumerRebalanceListener):  # type: ignore[misc]
-    def __init__(self, revoked: Callable[[set[TP]], Awaitable[None]],
-                 assigned: Callable[[set[TP]], Awaitable[None]]) -> None:
+    def __init__(self, revoked: Rebalance, assigned: Rebalance) -> None:
         self._revoked, self._assigned = revoked, assigned
 
     async def on_partitions_revoked(self, revoked: set[TopicPartition]) -> None:
@@ -34,14 +35,19 @@ def _key_text(key: bytes | None) -> str | None:
 
 class KafkaSource:
     """Consumes ``settings.topics`` as group ``settings.group_id``; offsets are committed only by
-    :meth:`commit` (``enable_auto_commit`` is off). ``on_revoked``/``on_assigned`` are awaited
-    during a rebalance with the affected ``(topic, partition)`` pairs."""
+    :meth:`commit` (``enable_auto_commit`` is off). ``on_revoked``/``on_assigned`` (or those given
+    to :meth:`listen`) are awaited during a rebalance with the affected ``(topic, partition)`` pairs.
+    Implements :class:`logsig.sources.Source`."""
 
-    def __init__(self, settings: KafkaSettings, on_revoked: Callable[[set[TP]], Awaitable[None]],
-                 on_assigned: Callable[[set[TP]], Awaitable[None]]) -> None:
+    def __init__(self, settings: KafkaSettings, on_revoked: Rebalance = _ignore,
+                 on_assigned: Rebalance = _ignore) -> None:
         self.settings = settings
         self._listener = _Listener(on_revoked, on_assigned)
         self._consumer: AIOKafkaConsumer | None = None
+
+    def listen(self, on_revoked: Rebalance, on_assigned: Rebalance) -> None:
+        """Await ``on_revoked``/``on_assigned`` in rebalances (set before :meth:`start`)."""
+        self._listener = _Listener(on_revoked, on_assigned)
 
     async def start(self) -> None:
         """Connect and join the group. Raises: a KafkaError (or OSError) if the broker is unreachable."""

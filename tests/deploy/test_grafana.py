@@ -33,6 +33,7 @@ EXPORTED: dict[str, frozenset[str]] = {
         "logsig_records_consumed_bytes_total": {"topic"},
         "logsig_records_failed_total": {"reason"},
         "logsig_dead_letters_total": {"reason"},
+        "logsig_dead_letters_dropped_total": {"reason"},
         "logsig_incidents_emitted_total": {"sink"},
         "logsig_incidents_dropped_total": {"sink", "reason"},
         "logsig_messages_truncated_total": set(),

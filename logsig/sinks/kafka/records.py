@@ -10,11 +10,23 @@ Pure functions (no I/O), so the delivery rules are unit-tested without a broker:
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from logsig.incident import Incident
 from logsig.records import DecodeFailure
-from logsig.sinks.kafka.sink import OutRecord
 
 MAX_DETAIL = 512
+
+
+@dataclass(frozen=True, slots=True)
+class OutRecord:
+    """A record to produce: ``timestamp_ms`` None lets the broker/producer stamp it."""
+
+    topic: str
+    value: bytes
+    key: bytes | None = None
+    headers: tuple[tuple[str, bytes], ...] = ()
+    timestamp_ms: int | None = None
 
 
 def incident_key(incident: Incident) -> bytes:

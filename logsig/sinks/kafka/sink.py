@@ -1,6 +1,6 @@
 """Kafka sink: an idempotent aiokafka producer (acks=all) for incidents and dead letters.
 
-Delivery rules (:meth:`KafkaSink.deliver`):
+Delivery rules (:meth:`KafkaSink.deliver` for a pipeline step, :meth:`KafkaSink.produce` for records):
 
 - every record is retried until the broker acknowledges it, with exponential backoff, except
   records the broker can never take (``MessageSizeTooLargeError``, ``RecordListTooLargeError``):
@@ -9,6 +9,9 @@ Delivery rules (:meth:`KafkaSink.deliver`):
 - after an error that leaves the idempotent producer unusable (``OutOfOrderSequenceNumber``,
   ``ProducerFenced``, a timeout, ...: every non-retriable error but the size ones) the producer
   is closed and a new one started before the next try.
+
+:meth:`KafkaSink.deliver` returns one :class:`~logsig.sinks.Outcome` per output, so a rejected dead
+letter is told apart from a rejected incident.
 """
 
 from __future__ import annotations
@@ -25,20 +28,13 @@ from logsig.backoff import backoff_delays
 from logsig.config import KafkaSettings
 from logsig.errors import SinkError
 from logsig.kafka import client_options
+from logsig.pipeline import Detection, StepResult
+from logsig.records import DecodeFailure
+from logsig.sinks import Outcome, OutputKind
+from logsig.sinks.kafka.records import OutRecord, dead_letter_record, incident_record
 
 log = structlog.get_logger("logsig.sink")
 REJECTED = (MessageSizeTooLargeError, RecordListTooLargeError)
-
-
-@dataclass(frozen=True, slots=True)
-class OutRecord:
-    """A record to produce: ``timestamp_ms`` None lets the broker/producer stamp it."""
-
-    topic: str
-    value: bytes
-    key: bytes | None = None
-    headers: tuple[tuple[str, bytes], ...] = ()
-    timestamp_ms: int | None = None
 
 
 @dataclass
@@ -61,14 +57,25 @@ class SendReport:
 
 
 class KafkaSink:
-    """Produces batches and waits until the broker acknowledged every record."""
+    """Produces batches and waits until the broker acknowledged every record (a :class:`logsig.sinks.Sink`)."""
+
+    name = "kafka"
 
     def __init__(self, settings: KafkaSettings) -> None:
         self.settings = settings
         self._producer: AIOKafkaProducer | None = None
 
     async def start(self) -> None:
-        """Connect. Raises: KafkaError (or OSError) if the broker is unreachable."""
+        """Connect (once) and check that the output and dead-letter topics exist.
+
+        Raises: KafkaError (or OSError) if the broker is unreachable; SinkError naming missing topics.
+        """
+        if self._producer is None:
+            await self._open()
+        await self.require_topics([self.settings.output_topic, self.settings.dead_letter_topic])
+
+    async def _open(self) -> None:
+        """Start a producer. Raises: KafkaError (or OSError) if the broker is unreachable."""
         producer = AIOKafkaProducer(enable_idempotence=True, acks="all",
                                     linger_ms=self.settings.linger_ms,
                                     max_request_size=self.settings.max_request_bytes, **client_options(self.settings))
@@ -114,11 +121,29 @@ class KafkaSink:
         """Replace the producer (after an error that leaves it unusable)."""
         await self.stop()
         try:
-            await self.start()
+            await self._open()
         except (KafkaError, OSError) as error:
             log.warning("restarting the producer failed; will retry", error=repr(error))
 
-    async def deliver(self, records: list[OutRecord], give_up: Callable[[], bool],
+    async def deliver(self, step: StepResult, give_up: Callable[[], bool],
+                      sleep: Callable[[float], Awaitable[None]]) -> list[Outcome] | None:
+        """Produce ``step``'s incidents and dead letters; one outcome per output, incidents first.
+
+        Returns None if ``give_up()`` became true before every record was acknowledged or rejected.
+        """
+        s = self.settings
+        records = [incident_record(d.incident, s.output_topic) for d in step.detections]
+        records.extend(dead_letter_record(f, s.dead_letter_topic, s.dead_letter_max_bytes) for f in step.failures)
+        rejected = await self.produce(records, give_up, sleep)
+        if rejected is None:
+            return None
+        lost = {id(record) for record, _ in rejected}
+        ok = [id(record) not in lost for record in records]
+        count = len(step.detections)
+        incidents = [_outcome("incident", d, sent) for d, sent in zip(step.detections, ok, strict=False)]
+        return incidents + [_outcome("dead_letter", f, sent) for f, sent in zip(step.failures, ok[count:], strict=True)]
+
+    async def produce(self, records: list[OutRecord], give_up: Callable[[], bool],
                       sleep: Callable[[float], Awaitable[None]]) -> list[tuple[OutRecord, str]] | None:
         """Produce ``records`` until each is acknowledged or rejected (see the module docstring).
 
@@ -148,3 +173,8 @@ class KafkaSink:
         if self._producer is not None:
             producer, self._producer = self._producer, None
             await producer.stop()
+
+
+def _outcome(kind: OutputKind, output: Detection | DecodeFailure, delivered: bool) -> Outcome:
+    """A delivered output, or one the broker can never take (too large for a produce request)."""
+    return Outcome(kind, output, delivered, None if delivered else "record_too_large")

@@ -6,7 +6,12 @@ from typing import Any
 from aiokafka.errors import KafkaConnectionError, MessageSizeTooLargeError, OutOfOrderSequenceNumber
 
 from logsig.config import KafkaSettings
+from logsig.decode.settings import DecodeSettings
+from logsig.matchers.engine.engine import Engine
+from logsig.matchers.signature import Signature
+from logsig.pipeline import Pipeline
 from logsig.sinks.kafka.sink import KafkaSink, OutRecord
+from logsig.testing import make_record
 
 
 class FakeProducer:
@@ -39,7 +44,7 @@ class TestDeliver:
         sink = KafkaSink(KafkaSettings())
         fake = FakeProducer({b"b": [KafkaConnectionError(), None]})
         sink._producer = fake  # type: ignore[assignment]
-        rejected = await sink.deliver([OutRecord("t", b"a"), OutRecord("t", b"b")], lambda: False, _no_sleep)
+        rejected = await sink.produce([OutRecord("t", b"a"), OutRecord("t", b"b")], lambda: False, _no_sleep)
         assert ([], [b"a", b"b", b"b"]) == (rejected, fake.sent)
 
     async def test_oversized_records_are_rejected_not_retried(self) -> None:
@@ -48,7 +53,7 @@ class TestDeliver:
         fake = FakeProducer({b"big": [MessageSizeTooLargeError()], b"client-side": [MessageSizeTooLargeError()]})
         sink._producer = fake  # type: ignore[assignment]
         records = [OutRecord("t", b"big"), OutRecord("t", b"client-side"), OutRecord("t", b"ok")]
-        rejected = await sink.deliver(records, lambda: False, _no_sleep)
+        rejected = await sink.produce(records, lambda: False, _no_sleep)
         assert [(b"big", "MessageSizeTooLargeError"), (b"client-side", "MessageSizeTooLargeError")] == sorted(
             (r.value, error) for r, error in rejected)
 
@@ -62,12 +67,24 @@ class TestDeliver:
         async def start() -> None:
             sink._producer = second  # type: ignore[assignment]
 
-        sink.start = start  # type: ignore[method-assign]
-        assert [] == await sink.deliver([OutRecord("t", b"a")], lambda: False, _no_sleep)
+        sink._open = start  # type: ignore[method-assign]
+        assert [] == await sink.produce([OutRecord("t", b"a")], lambda: False, _no_sleep)
         assert ([b"a"], [b"a"]) == (first.sent, second.sent)
 
     async def test_give_up_returns_none(self) -> None:
         """While stopping, a failing batch is abandoned (nothing may be committed)."""
         sink = KafkaSink(KafkaSettings())
         sink._producer = FakeProducer({b"a": [KafkaConnectionError()] * 5})  # type: ignore[assignment]
-        assert None is await sink.deliver([OutRecord("t", b"a")], lambda: True, _no_sleep)
+        assert None is await sink.produce([OutRecord("t", b"a")], lambda: True, _no_sleep)
+
+
+class TestOutcomes:
+    async def test_one_outcome_per_output_telling_incident_from_dead_letter(self) -> None:
+        """An oversized dead letter comes back as a rejected dead letter; the incident as delivered."""
+        pipeline = Pipeline(Engine([Signature(id="t/oom", signature="s", regex="out of memory")]), DecodeSettings())
+        step = pipeline.process([make_record("out of memory", 0), make_record(b"\xff\xfe", 1)], 0.0)
+        sink = KafkaSink(KafkaSettings())
+        sink._producer = FakeProducer({b"\xff\xfe": [MessageSizeTooLargeError()]})  # type: ignore[assignment]
+        outcomes = await sink.deliver(step, lambda: False, _no_sleep)
+        assert [("incident", True, None), ("dead_letter", False, "record_too_large")] == [
+            (o.kind, o.delivered, o.reason) for o in outcomes or []]

@@ -1,0 +1,164 @@
+"""The runner's rules with fakes: what is delivered, what is committed, revocation and drain."""
+
+import asyncio
+
+from logsig.daemon.offsets import OffsetTracker
+from logsig.daemon.runner import Daemon
+from logsig.decode.settings import DecodeSettings
+from logsig.matchers.engine.engine import Engine
+from logsig.matchers.signature import Signature
+from logsig.pipeline import Detection, Pipeline
+from logsig.records import DecodeFailure
+from logsig.testing import FakeSource, RecordingSink, Revoke, fresh_metrics, make_record
+
+OOM = Signature(id="t/oom", signature="s", regex="CUDA out of memory")
+TRACE = [
+    "Traceback (most recent call last):",
+    '  File "x.py", line 1, in f',
+    "torch.OutOfMemoryError: CUDA out of memory",
+]
+
+
+def _daemon(source: FakeSource, *sinks: RecordingSink, shutdown_timeout_seconds: float = 5.0) -> Daemon:
+    pipeline = Pipeline(Engine([OOM]), DecodeSettings())
+    daemon = Daemon(source, pipeline, list(sinks) or [RecordingSink()], OffsetTracker(), fresh_metrics(),
+                    shutdown_timeout_seconds=shutdown_timeout_seconds, retry_backoff_max_seconds=0.01)
+    source.when_done = daemon.stop_event.set
+    return daemon
+
+
+async def _run(daemon: Daemon) -> None:
+    await asyncio.wait_for(daemon.run(), timeout=30)
+
+
+def _sample(daemon: Daemon, name: str, **labels: str) -> float | None:
+    return daemon.registry.get_sample_value(name, labels)
+
+
+class TestDelivery:
+    async def test_incidents_and_dead_letters_reach_the_sink(self) -> None:
+        """A matching line becomes an incident and an empty value a dead letter."""
+        sink = RecordingSink()
+        source = FakeSource([[make_record("CUDA out of memory", 0), make_record(b"", 1), make_record("ok", 2)]],
+                            {("logs", 0)})
+        await _run(_daemon(source, sink))
+        assert (["t/oom"], ["empty_value"]) == ([d.incident.signature.id for d in sink.incidents()],
+                                                [f.reason for f in sink.dead_letters()])
+
+    async def test_later_sinks_get_only_delivered_incidents(self) -> None:
+        """An incident the first sink rejected is not handed to the next sink."""
+        first = RecordingSink(reject=lambda o: isinstance(o, Detection) and o.event.origin.offset == 0)
+        second = RecordingSink(name="alertmanager")
+        source = FakeSource([[make_record("CUDA out of memory", 0), make_record("CUDA out of memory", 1)]],
+                            {("logs", 0)})
+        await _run(_daemon(source, first, second))
+        assert [1] == [d.event.origin.offset for d in second.incidents()]
+
+    async def test_rejected_dead_letter_is_not_counted_as_a_dropped_incident(self) -> None:
+        """An oversized dead letter counts as a dropped dead letter, not as a written one or a dropped incident."""
+        sink = RecordingSink(reject=lambda o: isinstance(o, DecodeFailure))
+        daemon = _daemon(FakeSource([[make_record(b"", 0)]], {("logs", 0)}), sink)
+        await _run(daemon)
+        counts = (_sample(daemon, "logsig_incidents_dropped_total", sink="kafka", reason="record_too_large"),
+                  _sample(daemon, "logsig_dead_letters_total", reason="empty_value"),
+                  _sample(daemon, "logsig_dead_letters_dropped_total", reason="record_too_large"),
+                  _sample(daemon, "logsig_records_failed_total", reason="empty_value"))
+        assert (0.0, 0.0, 1.0, 1.0) == counts
+
+    async def test_delivered_incidents_are_counted_per_sink(self) -> None:
+        """Each acknowledged incident counts once under the first sink's name."""
+        daemon = _daemon(FakeSource([[make_record("CUDA out of memory", 0)] * 1], {("logs", 0)}))
+        await _run(daemon)
+        assert 1.0 == _sample(daemon, "logsig_incidents_emitted_total", sink="kafka")
+
+
+class TestCommits:
+    async def test_commit_follows_the_delivered_batch(self) -> None:
+        """After a delivered batch each partition commits one past its last record."""
+        source = FakeSource([[make_record("a", 0), make_record("b", 1), make_record("c", 7, partition=1)]],
+                            {("logs", 0), ("logs", 1)})
+        await _run(_daemon(source))
+        assert {("logs", 0): 2, ("logs", 1): 8} == source.committed()
+
+    async def test_unchanged_offsets_are_not_committed_again(self) -> None:
+        """Idle polls after a batch send no further commits."""
+        source = FakeSource([[make_record("a", 0)], [], [], []], {("logs", 0)})
+        await _run(_daemon(source))
+        assert [{("logs", 0): 1}] == source.commits
+
+    async def test_held_traceback_caps_the_commit(self) -> None:
+        """While a traceback is open, the commit stops at its first record."""
+        source = FakeSource([[make_record("a", 0), make_record(TRACE[0], 1), make_record(TRACE[1], 2)]],
+                            {("logs", 0)})
+        daemon = _daemon(source)
+        source.when_done = None
+        task = asyncio.create_task(_run(daemon))
+        while not source.commits:
+            await asyncio.sleep(0.01)
+        first = source.committed()
+        daemon.stop_event.set()
+        await task
+        assert ({("logs", 0): 1}, {("logs", 0): 3}) == (first, source.committed())
+
+    async def test_failed_commit_is_sent_again(self) -> None:
+        """A commit that failed is retried on a later turn with the same offsets."""
+        source = FakeSource([[make_record("a", 0)], [], []], {("logs", 0)}, fail_commits=1)
+        await _run(_daemon(source))
+        assert [{("logs", 0): 1}] == source.commits
+
+    async def test_given_up_delivery_commits_nothing(self) -> None:
+        """When stopping while the sink cannot deliver, the batch's offsets are not committed."""
+        sink = RecordingSink(give_ups=1)
+        source = FakeSource([[make_record("CUDA out of memory", 0)]], {("logs", 0)})
+        daemon = _daemon(source, sink)
+        source.when_done = None
+        task = asyncio.create_task(_run(daemon))
+        while source.script:
+            await asyncio.sleep(0.01)
+        daemon.stop_event.set()
+        await task
+        assert ([], []) == (source.commits, sink.incidents())
+
+
+class TestRevocation:
+    async def test_revoked_groups_are_flushed_delivered_and_committed(self) -> None:
+        """A traceback open on a revoked partition is emitted, and only that partition is committed past it."""
+        sink = RecordingSink()
+        batch = [make_record(TRACE[0], 0), make_record(TRACE[1], 1), make_record(TRACE[2], 2),
+                 make_record(TRACE[0], 5, partition=1)]
+        source = FakeSource([batch, Revoke(frozenset({("logs", 0)}))], {("logs", 0), ("logs", 1)})
+        daemon = _daemon(source, sink)
+        source.when_done = None
+        task = asyncio.create_task(_run(daemon))
+        while source.script or ("logs", 0) in source.assignment():
+            await asyncio.sleep(0.01)
+        revoked_commit = source.commits[-1]
+        daemon.stop_event.set()
+        await task
+        assert ({("logs", 0): 3}, ["t/oom"]) == (revoked_commit, [d.incident.signature.id for d in sink.incidents()])
+
+    async def test_revoked_partition_is_not_committed_later(self) -> None:
+        """After revocation, the partition's offsets are forgotten and never committed again."""
+        source = FakeSource([[make_record("a", 0)], Revoke(frozenset({("logs", 0)})),
+                             [make_record("b", 4, partition=1)]], {("logs", 0), ("logs", 1)})
+        await _run(_daemon(source))
+        assert [{("logs", 0): 1}, {("logs", 1): 5}] == source.commits
+
+
+class TestDrain:
+    async def test_shutdown_flushes_open_groups_and_commits(self) -> None:
+        """On stop, an open traceback is matched, delivered and its records committed."""
+        sink = RecordingSink()
+        source = FakeSource([[make_record(TRACE[0], 0), make_record(TRACE[1], 1), make_record(TRACE[2], 2)]],
+                            {("logs", 0)})
+        await _run(_daemon(source, sink))
+        assert (["t/oom"], {("logs", 0): 3}) == ([d.incident.signature.id for d in sink.incidents()],
+                                                 source.committed())
+
+    async def test_parts_are_started_and_stopped(self) -> None:
+        """Every sink and the source are started, then stopped after the drain."""
+        first, second = RecordingSink(), RecordingSink(name="alertmanager")
+        source = FakeSource([], {("logs", 0)})
+        await _run(_daemon(source, first, second))
+        assert (True, True, True) == (first.stopped and first.started, second.stopped and second.started,
+                                      source.stopped and source.started)
