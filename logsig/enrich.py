@@ -65,13 +65,16 @@ def rank(matches: Sequence[Match], server: ServerInfo | None = None) -> list[Mat
     )
 
 
-def event_id(origin: Origin, message: str, signature_id: str) -> str:
-    """Deterministic id (32 hex chars of SHA-256) of a record and signature."""
+def event_id(origin: Origin, message: str, signature_id: str, position: int = 0) -> str:
+    """Deterministic id (32 hex chars of SHA-256) of a record, the event's ``position`` in it and
+    a signature: unique per event, the same when the record is delivered again."""
     where = (
         f"kafka:{origin.topic}:{origin.partition}:{origin.offset}"
         if origin.topic is not None
         else f"file:{origin.file}:{origin.line_number}"
     )
+    if position:
+        where = f"{where}:{position}"
     digest = hashlib.sha256(f"{where}\0{signature_id}\0{message}".encode())
     return digest.hexdigest()[:32]
 
@@ -162,7 +165,7 @@ def build_incident(event: LogEvent, matches: Sequence[Match], detected_at: datet
     sig = primary.signature
     graph = sig.transition_graph
     return Incident(
-        event_id=event_id(event.origin, event.message, sig.id),
+        event_id=event_id(event.origin, event.message, sig.id, event.position),
         detected_at=detected_at,
         log_timestamp=event.timestamp,
         level=event.level,

@@ -75,7 +75,9 @@ class LogEvent:
     from (the first record of a multi-line event); origins: every record it covers, in order
     (empty for an event from a single record: then it covers ``origin`` only); partial: the
     record is a fragment of a longer line (CRI ``P`` tag, Docker json-file ``log`` without its
-    trailing newline) that the multi-line assembler joins with the next fragments.
+    trailing newline) that the multi-line assembler joins with the next fragments; position: the
+    event's 0-based place among the events its record decoded to (an OTLP batch or NDJSON value
+    holds several), so two equal lines of one record stay two events.
     """
 
     message: str
@@ -88,6 +90,7 @@ class LogEvent:
     truncated: bool = False
     origins: tuple[Origin, ...] = ()
     partial: bool = False
+    position: int = 0
 
     @property
     def covered_origins(self) -> tuple[Origin, ...]:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Callable
+from dataclasses import replace
 
 import msgpack
 import orjson
@@ -52,9 +53,17 @@ def decode_record(record: RawRecord, settings: DecodeSettings) -> DecodeResult:
             return failed(record, "empty_value", "record value is empty")
         topic = record.origin.topic
         ctx = Context(record, settings.cluster_for(topic), settings.max_record_bytes)
-        return _DECODERS[settings.envelope_for(topic)](value, ctx)
+        return _numbered(_DECODERS[settings.envelope_for(topic)](value, ctx))
     except Exception as error:  # the decode stage reports, it never raises
         return failed(record, "decode_error", f"{type(error).__name__}: {error}")
+
+
+def _numbered(result: DecodeResult) -> DecodeResult:
+    """``result`` with each event's ``position`` in its record set (part of its ``event_id``)."""
+    if len(result.events) < 2:
+        return result
+    events = tuple(replace(event, position=i) for i, event in enumerate(result.events))
+    return DecodeResult(events, result.failure, result.truncated)
 
 
 def _auto(value: bytes, ctx: Context) -> DecodeResult:

@@ -2,11 +2,15 @@
 
 from datetime import UTC, datetime
 
+import orjson
+
+from logsig.decode.settings import DecodeSettings, MultilineSettings
 from logsig.enrich import build_incident, event_id, rank
 from logsig.matchers.catalog.loader import load_catalog
 from logsig.matchers.engine.engine import Engine, Match
 from logsig.matchers.signature import Signature
-from logsig.records import LogEvent, Origin, Source
+from logsig.pipeline import Pipeline
+from logsig.records import LogEvent, Origin, RawRecord, Source
 
 SEED_ID = "llm/vllm-cuda-oom-during-prefill"
 NOW = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
@@ -97,3 +101,31 @@ class TestBounds:
         sig = Signature(id="site/boom", signature="s", regex="boom")
         incident = build_incident(_event("boom"), Engine([sig]).match("boom"), NOW)
         assert ("site", None) == (incident.signature.domain, incident.signature.confidence)
+
+
+class TestEventIdPerEvent:
+    def _ids(self, value: bytes) -> list[str]:
+        seed = _seed()
+        pipeline = Pipeline(Engine([seed]), DecodeSettings(multiline=MultilineSettings(enabled=False)))
+        record = RawRecord(value=value, origin=Origin(topic="logs", partition=0, offset=3))
+        return [d.incident.event_id for d in pipeline.process([record], 0.0).detections]
+
+    def test_repeated_lines_of_one_record_get_distinct_ids(self) -> None:
+        """Two identical NDJSON lines in one record are two events with two ids."""
+        line = orjson.dumps({"log": _seed().signature, "stream": "stderr"})
+        ids = self._ids(line + b"\n" + line + b"\n")
+        assert 2 == len(set(ids))
+
+    def test_same_line_of_two_pods_in_one_otlp_batch_gets_distinct_ids(self) -> None:
+        """One OTLP batch holding the same line from two pods gives two ids."""
+        def resource(pod: str) -> dict[str, object]:
+            attrs = [{"key": "k8s.pod.name", "value": {"stringValue": pod}}]
+            return {"resource": {"attributes": attrs},
+                    "scopeLogs": [{"logRecords": [{"body": {"stringValue": _seed().signature}}]}]}
+        ids = self._ids(orjson.dumps({"resourceLogs": [resource("vllm-0"), resource("vllm-1")]}))
+        assert 2 == len(set(ids))
+
+    def test_ids_are_stable_across_redelivery(self) -> None:
+        """The same record decoded again (a redelivery) gives the same ids in the same order."""
+        line = orjson.dumps({"log": _seed().signature, "stream": "stderr"})
+        assert self._ids(line + b"\n" + line) == self._ids(line + b"\n" + line)
