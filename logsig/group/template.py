@@ -111,7 +111,8 @@ and ``SPACE`` (one space) only let the scan skip ahead: one callback per word in
 tried at every character."""
 
 _PATTERN = re.compile("|".join(f"(?P<{name}>{pattern})" for name, pattern in _RULES))
-_ONE_PLACEHOLDER = re.compile(r"<[A-Z]+>")
+_ONLY_MASKED = re.compile(r"(?=[^<]*<[A-Z]+>)(?:<[A-Z]+>|[^\w<>])+")
+"""Placeholders and punctuation only (``[<SIZE>]``): kept as is, so templating stays idempotent."""
 
 
 def _replace(m: re.Match[str]) -> str:
@@ -153,9 +154,9 @@ _RULE_TEXT = {
 
 
 def _quoted(quote: str, inner: str) -> str:
-    """A quoted value: its own placeholder when it is one masked part, else ``<STR>``."""
+    """A quoted value: its masked form when that is masked parts and punctuation only, else ``<STR>``."""
     masked = _PATTERN.sub(_replace, inner)
-    if _ONE_PLACEHOLDER.fullmatch(masked):
+    if _ONLY_MASKED.fullmatch(masked):
         return f"{quote}{masked}{quote}"
     return f"{quote}<STR>{quote}"
 
