@@ -1,26 +1,82 @@
 """Offline mode: ``logsig scan [FILE ...|-]`` runs the daemon's pipeline over files or stdin.
 
-Each input line is one record value, decoded exactly as the daemon decodes a Kafka record value.
-Incident events go to stdout as JSON lines; a summary per signature goes to stderr. A progress
-bar (tqdm) is shown on stderr when it is a terminal.
+Each input line is one record value, decoded exactly as the daemon decodes a Kafka record value;
+``.gz`` and ``.zst`` files are decompressed (:func:`logsig.sources.lines.open_input`). Incidents go
+to stdout as JSON lines (``--format json``) or as a few readable lines each (``--format text``);
+a summary per signature goes to stderr. ``--since``/``--until`` keep the incidents whose log time
+lies in ``[since, until)`` (incidents without a log time are then left out, and counted).
+``--fail-on SEVERITY`` makes the exit code 1 when an incident at or above it was kept. A progress
+bar (tqdm) is shown on stderr when it is a terminal: with total, percentage and ETA when every
+input is a file (measured in bytes read from disk), else a running count of lines.
 """
 
 from __future__ import annotations
 
-import sys
+import os
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from typing import Any, BinaryIO, TextIO
 
 from tqdm import tqdm
 
+from logsig.errors import ConfigError
 from logsig.pipeline import Pipeline, StepResult
-from logsig.sinks.stdout import write_incidents
-from logsig.sources.lines import line_chunks
+from logsig.severity import at_least, severity_of
+from logsig.sinks.stdout import write_incidents, write_incidents_text
+from logsig.sources.lines import Input, line_chunks, open_input
 
 CHUNK_LINES = 4096
+UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+@dataclass(frozen=True, slots=True)
+class TimeWindow:
+    """``[since, until)`` on log time (aware UTC datetimes; None: open on that side)."""
+
+    since: datetime | None = None
+    until: datetime | None = None
+
+    @property
+    def open(self) -> bool:
+        """True when neither bound is set (every incident is kept)."""
+        return self.since is None and self.until is None
+
+    def holds(self, moment: datetime | None) -> bool:
+        """Whether an incident logged at ``moment`` is kept (no log time: only in an open window)."""
+        if self.open:
+            return True
+        if moment is None:
+            return False
+        return (self.since is None or moment >= self.since) and (self.until is None or moment < self.until)
+
+
+def parse_time(text: str, now: datetime | None = None) -> datetime:
+    """An ISO 8601 time (no zone: UTC) or a duration before ``now`` (``90s``, ``30m``, ``2h``, ``7d``).
+
+    Raises:
+        ConfigError: ``text`` is neither (the message quotes it).
+    """
+    unit = UNITS.get(text[-1:])
+    if unit is not None and text[:-1].isdigit():
+        return (now or datetime.now(UTC)) - timedelta(seconds=int(text[:-1]) * unit)
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        raise ConfigError(f"not a time: {text!r} (use ISO 8601, e.g. 2024-08-14T16:00:00Z, or a duration "
+                          f"before now: 90s, 30m, 2h, 7d)") from None
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
+@dataclass(frozen=True, slots=True)
+class ScanOptions:
+    """How to write and select: ``format`` json or text, the time window, the ``fail_on`` severity."""
+
+    format: str = "json"
+    window: TimeWindow = TimeWindow()
+    fail_on: str | None = None
 
 
 @dataclass
@@ -31,9 +87,11 @@ class ScanSummary:
     events: int = 0
     incidents: int = 0
     truncated: int = 0
+    outside_window: int = 0
     failures: Counter[str] = field(default_factory=Counter)
     primary: Counter[str] = field(default_factory=Counter)
     matches: Counter[str] = field(default_factory=Counter)
+    severities: Counter[str] = field(default_factory=Counter)
     seconds: float = 0.0
 
     def add(self, step: StepResult) -> None:
@@ -44,51 +102,96 @@ class ScanSummary:
         for detection in step.detections:
             self.incidents += 1
             self.primary[detection.incident.signature.id] += 1
+            self.severities[severity_of(detection.incident.signature.category)] += 1
             self.matches.update(m.signature.id for m in detection.matches)
 
-
-def scan_stream(pipeline: Pipeline, stream: BinaryIO, name: str, out: BinaryIO,
-                summary: ScanSummary, progress: tqdm[Any] | None = None) -> None:
-    """Scan one input stream to ``out``, adding to ``summary``; open multi-line groups are flushed at its end."""
-    for chunk in line_chunks(stream, name, CHUNK_LINES):
-        step = pipeline.process(chunk, time.monotonic())
-        summary.records += len(chunk)
-        summary.add(step)
-        write_incidents(step, out)
-        if progress is not None:
-            progress.update(len(chunk))
-    step = pipeline.flush_all()
-    summary.add(step)
-    write_incidents(step, out)
+    def at_or_above(self, threshold: str) -> int:
+        """Incidents whose severity is ``threshold`` or more urgent."""
+        return sum(n for severity, n in self.severities.items() if at_least(severity, threshold))
 
 
-def scan(pipeline: Pipeline, paths: Sequence[str], out: BinaryIO, err: TextIO) -> ScanSummary:
-    """Scan ``paths`` (``-`` is stdin) and write the summary to ``err``.
+Observer = Callable[[StepResult], None]
+"""Called with each step's kept output (the HTML report collects through one)."""
+
+
+class Scanner:
+    """Runs inputs through ``pipeline``, writing to ``out``; ``observers`` see each kept step."""
+
+    def __init__(self, pipeline: Pipeline, out: BinaryIO, options: ScanOptions,
+                 observers: Sequence[Observer] = ()) -> None:
+        self.pipeline, self.out, self.options = pipeline, out, options
+        self.observers = list(observers)
+        self.summary = ScanSummary()
+        self._write = write_incidents_text if options.format == "text" else write_incidents
+
+    def step(self, step: StepResult) -> None:
+        """Keep the step's incidents inside the window, count, write and show them to the observers."""
+        kept = [d for d in step.detections if self.options.window.holds(d.incident.log_timestamp)]
+        self.summary.outside_window += len(step.detections) - len(kept)
+        step.detections = kept
+        self.summary.add(step)
+        self._write(step, self.out)
+        for observe in self.observers:
+            observe(step)
+
+    def input(self, source: Input, progress: tqdm[Any]) -> None:
+        """Scan one input; its open multi-line groups are flushed at its end."""
+        done = 0
+        for chunk in line_chunks(source.stream, source.name, CHUNK_LINES):
+            self.step(self.pipeline.process(chunk, time.monotonic()))
+            self.summary.records += len(chunk)
+            if progress.total is None:
+                progress.update(len(chunk))
+            else:
+                progress.update(source.position() - done)
+                done = source.position()
+        self.step(self.pipeline.flush_all())
+
+
+def _progress(paths: Sequence[str], err: TextIO) -> tqdm[Any]:
+    """Bytes on disk with total and ETA when every input is a file, else a count of lines."""
+    disable = not err.isatty()
+    if "-" in paths:
+        return tqdm(unit=" lines", unit_scale=True, file=err, disable=disable, mininterval=0.5)
+    total = sum(_size(path) for path in paths)
+    return tqdm(total=total, unit="B", unit_scale=True, unit_divisor=1024, file=err, disable=disable,
+                mininterval=0.5)
+
+
+def _size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
+
+
+def scan(pipeline: Pipeline, paths: Sequence[str], out: BinaryIO, err: TextIO,
+         options: ScanOptions = ScanOptions(), observers: Sequence[Observer] = ()) -> ScanSummary:
+    """Scan ``paths`` (``-`` is stdin; none: stdin) and write the summary to ``err``.
 
     Raises:
-        OSError: a file cannot be opened (the CLI reports it and exits 2).
+        OSError: a file cannot be opened or is corrupt (the CLI reports it and exits 2).
     """
-    summary = ScanSummary()
+    scanner = Scanner(pipeline, out, options, observers)
     started = time.perf_counter()
-    show = err.isatty()
-    with tqdm(unit=" lines", unit_scale=True, file=err, disable=not show, mininterval=0.5) as progress:
-        for path in paths or ["-"]:
-            if path == "-":
-                scan_stream(pipeline, sys.stdin.buffer, "<stdin>", out, summary, progress)
-                continue
-            with open(path, "rb") as stream:
-                scan_stream(pipeline, stream, path, out, summary, progress)
+    paths = list(paths) or ["-"]
+    with _progress(paths, err) as progress:
+        for path in paths:
+            with open_input(path) as source:
+                scanner.input(source, progress)
     out.flush()
-    summary.seconds = time.perf_counter() - started
-    write_summary(summary, err)
-    return summary
+    scanner.summary.seconds = time.perf_counter() - started
+    write_summary(scanner.summary, err, options)
+    return scanner.summary
 
 
-def write_summary(summary: ScanSummary, err: TextIO) -> None:
+def write_summary(summary: ScanSummary, err: TextIO, options: ScanOptions = ScanOptions()) -> None:
     """Human-readable summary: totals, then incidents per primary signature, most first."""
     rate = summary.records / summary.seconds if summary.seconds > 0 else 0.0
     err.write(f"scanned {summary.records} records ({summary.events} events) in {summary.seconds:.2f}s "
               f"({rate:,.0f} records/s): {summary.incidents} incidents\n")
+    if summary.outside_window:
+        err.write(f"left out (log time outside --since/--until, or none): {summary.outside_window} incidents\n")
     if summary.failures:
         failed = ", ".join(f"{reason}={n}" for reason, n in sorted(summary.failures.items()))
         err.write(f"undecodable records: {failed}\n")
@@ -100,3 +203,7 @@ def write_summary(summary: ScanSummary, err: TextIO) -> None:
         also = summary.matches[sig_id] - count
         extra = f" (+{also} as also_matched)" if also > 0 else ""
         err.write(f"  {count:8d}  {sig_id}{extra}\n")
+    if options.fail_on is not None:
+        failing = summary.at_or_above(options.fail_on)
+        verdict = "failing" if failing else "passing"
+        err.write(f"--fail-on {options.fail_on}: {failing} incidents at or above it; {verdict}\n")

@@ -17,11 +17,11 @@ import yaml
 
 from logsig import __version__
 from logsig.cli import catalog as catalog_cmd
+from logsig.cli import scan as scan_cmd
 from logsig.config import Settings, load_settings, masked_dump
 from logsig.errors import LogsigError
 from logsig.incident import incident_json_schema
 from logsig.matchers.catalog.loader import Catalog, load_catalog
-from logsig.matchers.engine.engine import Engine
 
 
 def _add_catalog_args(parser: argparse.ArgumentParser) -> None:
@@ -33,7 +33,7 @@ def _add_catalog_args(parser: argparse.ArgumentParser) -> None:
 DESCRIPTION = "Match known failures in LLM inference-server logs: run (Kafka daemon), scan (files), catalog tools."
 EPILOG = """exit codes:
   0  success
-  1  a check found problems (catalog check, test, lint)
+  1  a check found problems (catalog check, test, lint), or scan --fail-on found incidents
   2  bad usage, settings or catalog (the message names the key, file or record)
 
 settings: --config FILE (YAML), overridden by LOGSIG_<SECTION>__<KEY> environment variables,
@@ -48,10 +48,7 @@ def _parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="run the daemon: Kafka in, incidents out")
     run.add_argument("--config", type=Path, help="settings YAML file")
     _add_catalog_args(run)
-    scan = sub.add_parser("scan", help="run the pipeline over files or stdin, incidents to stdout")
-    scan.add_argument("files", nargs="*", default=[], help="input files, one record per line (- for stdin)")
-    scan.add_argument("--config", type=Path, help="settings YAML file (decode and matching sections)")
-    _add_catalog_args(scan)
+    scan_cmd.add_parser(sub, _add_catalog_args)
     sub.add_parser("schema", help="print the incident event's JSON Schema")
     config = sub.add_parser("config", help="settings")
     config_sub = config.add_subparsers(dest="config_command", required=True)
@@ -67,20 +64,7 @@ def _catalog(settings: Settings, args: argparse.Namespace) -> Catalog:
 
 
 def _cmd_scan(args: argparse.Namespace) -> int:
-    from logsig.daemon.reload import settle_heap
-    from logsig.pipeline import Pipeline
-    from logsig.scan import scan
-
-    settings = load_settings(args.config)
-    engine = Engine(_catalog(settings, args).signatures, max_message_bytes=settings.matching.max_message_bytes)
-    settle_heap()
-    pipeline = Pipeline(engine, settings.decode)
-    try:
-        scan(pipeline, args.files, sys.stdout.buffer, sys.stderr)
-    except OSError as error:
-        print(f"logsig: {error}", file=sys.stderr)
-        return 2
-    return 0
+    return scan_cmd.cmd_scan(args, _catalog)
 
 
 def _cmd_run(args: argparse.Namespace) -> int:

@@ -1,13 +1,48 @@
-"""The stdout sink: incidents as JSON lines (the ``logsig scan`` output)."""
+"""The stdout sink of ``logsig scan``: incidents as JSON lines, or as readable text."""
 
 from __future__ import annotations
 
 from typing import BinaryIO
 
+from logsig.incident import Incident
 from logsig.pipeline import StepResult
+from logsig.severity import severity_of
+
+TEXT_LINE_CHARS = 160
 
 
 def write_incidents(step: StepResult, out: BinaryIO) -> None:
     """Write each incident of ``step`` to ``out`` as one JSON object per line (UTF-8)."""
     for detection in step.detections:
         out.write(detection.incident.to_json() + b"\n")
+
+
+def where(incident: Incident) -> str:
+    """``namespace/pod`` when known, else ``file:line`` or ``topic[partition]@offset``."""
+    source = incident.source
+    if source.pod:
+        return f"{source.namespace}/{source.pod}" if source.namespace else source.pod
+    if source.file is not None:
+        return f"{source.file}:{source.line_number}"
+    return f"{source.topic}[{source.partition}]@{source.offset}"
+
+
+def incident_text(incident: Incident) -> str:
+    """A blank line, then ``[severity] id  where  log time``, the line, and the best workaround.
+
+    The line and the workaround are cut to 160 characters.
+    """
+    sig = incident.signature
+    when = f"  {incident.log_timestamp.isoformat()}" if incident.log_timestamp else ""
+    lines = [f"\n[{severity_of(sig.category)}] {sig.id}  {where(incident)}{when}",
+             f"  line: {incident.match.line[:TEXT_LINE_CHARS]}"]
+    if incident.workarounds:
+        top = incident.workarounds[0]
+        lines.append(f"  try first ({top.success_rate:.0%}): {(top.how or top.action)[:TEXT_LINE_CHARS]}")
+    return "\n".join(lines) + "\n"
+
+
+def write_incidents_text(step: StepResult, out: BinaryIO) -> None:
+    """Write each incident of ``step`` to ``out`` as :func:`incident_text` (UTF-8)."""
+    for detection in step.detections:
+        out.write(incident_text(detection.incident).encode("utf-8"))

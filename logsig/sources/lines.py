@@ -1,11 +1,71 @@
-"""The line source: a file or stdin, one raw record per line, in chunks."""
+"""The line source: a file or stdin, one raw record per line, in chunks; gzip and zstd files are
+decompressed on the fly (recognised by their magic bytes, RFC 1952 and RFC 8878, not by name)."""
 
 from __future__ import annotations
 
+import gzip
+import io
+import os
+import sys
+import zlib
 from collections.abc import Iterator
-from typing import BinaryIO
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import BinaryIO, cast
+
+import zstandard
 
 from logsig.records import Origin, RawRecord
+
+GZIP_MAGIC = b"\x1f\x8b"
+ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+
+
+@dataclass(frozen=True, slots=True)
+class Input:
+    """An opened input: ``stream`` yields the (decompressed) lines; ``raw`` is the file on disk and
+    ``size`` its length in bytes (both None for stdin), so ``raw.tell()`` measures progress."""
+
+    name: str
+    stream: BinaryIO
+    raw: BinaryIO | None = None
+    size: int | None = None
+
+    def position(self) -> int:
+        """Bytes of the file on disk read so far (0 for stdin)."""
+        return self.raw.tell() if self.raw is not None and not self.raw.closed else 0
+
+
+def _decompressed(raw: BinaryIO) -> BinaryIO:
+    magic = raw.read(4)
+    raw.seek(0)
+    if magic.startswith(GZIP_MAGIC):
+        return cast(BinaryIO, gzip.GzipFile(fileobj=raw, mode="rb"))
+    if magic == ZSTD_MAGIC:
+        reader = zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=True)
+        return cast(BinaryIO, io.BufferedReader(reader))
+    return raw
+
+
+@contextmanager
+def open_input(path: str) -> Iterator[Input]:
+    """Open ``path`` (``-`` is stdin) for :func:`line_chunks`.
+
+    Raises:
+        OSError: the file cannot be opened, or is a corrupt gzip or zstd stream (the message names it).
+    """
+    if path == "-":
+        yield Input("<stdin>", sys.stdin.buffer)
+        return
+    with open(path, "rb") as raw:
+        stream = _decompressed(raw)
+        try:
+            yield Input(path, stream, raw, os.fstat(raw.fileno()).st_size)
+        except (zstandard.ZstdError, gzip.BadGzipFile, zlib.error, EOFError) as error:
+            raise OSError(f"{path}: corrupt compressed input: {error}") from error
+        finally:
+            if stream is not raw:
+                stream.close()
 
 
 def line_chunks(stream: BinaryIO, name: str, size: int) -> Iterator[list[RawRecord]]:

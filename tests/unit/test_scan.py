@@ -1,0 +1,145 @@
+"""logsig scan: compressed inputs, text format, --fail-on, --since/--until, progress in bytes."""
+
+import gzip
+import io
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+import zstandard
+from tqdm import tqdm
+
+from logsig.cli import main
+from logsig.decode.settings import DecodeSettings
+from logsig.errors import ConfigError
+from logsig.matchers.catalog.loader import load_catalog
+from logsig.matchers.engine.engine import Engine
+from logsig.pipeline import Pipeline
+from logsig.scan import Scanner, ScanOptions, TimeWindow, _progress, parse_time
+from logsig.sources.lines import open_input
+
+OOM = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of "
+       "79.25 GiB of which 1.16 GiB is free.")
+XID = "NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, name=python, GPU has fallen off the bus."
+
+
+def record(message: str, when: str, pod: str = "vllm-0") -> str:
+    """A Fluent Bit record of ``message`` logged at ``when`` by pod ``pod`` in namespace ml."""
+    return json.dumps({"log": message, "time": when, "kubernetes": {"pod_name": pod, "namespace_name": "ml"}})
+
+
+LINES = "\n".join(["INFO all good", record(OOM, "2024-08-14T16:06:55Z"),
+                   record(OOM, "2024-08-14T18:00:00Z", "vllm-1")]) + "\n"
+
+
+def write(tmp_path: Path, name: str, data: bytes) -> Path:
+    """``data`` written to ``tmp_path / name``."""
+    path = tmp_path / name
+    path.write_bytes(data)
+    return path
+
+
+def scanned(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, list[dict[str, object]], str]:
+    """Exit code, incidents (JSON lines on stdout) and stderr of ``logsig scan ARGS``."""
+    code = main(["scan", *args])
+    out, err = capsys.readouterr()
+    return code, [json.loads(line) for line in out.splitlines()], err
+
+
+class TestCompressedInputs:
+    @pytest.mark.parametrize("name,pack", [("in.log.gz", gzip.compress),
+                                           ("in.log.zst", lambda b: zstandard.ZstdCompressor().compress(b)),
+                                           ("no-extension", gzip.compress)])
+    def test_compressed_file_gives_the_plain_files_incidents(
+            self, tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str, pack: object) -> None:
+        """gzip and zstd inputs (recognised by magic bytes) give the same incidents as the plain file."""
+        plain = scanned(capsys, str(write(tmp_path, "in.log", LINES.encode())))[1]
+        packed = scanned(capsys, str(write(tmp_path, name, pack(LINES.encode()))))[1]  # type: ignore[operator]
+        def seen(incidents: list[dict[str, object]]) -> list[tuple[object, ...]]:
+            return [(i["signature"]["id"], i["source"]["pod"], i["source"]["line_number"])  # type: ignore[index]
+                    for i in incidents]
+        assert (seen(plain), 2) == (seen(packed), len(packed))
+
+    def test_corrupt_gzip_names_the_file(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        """A file with gzip's magic but no gzip stream exits 2 naming the file."""
+        path = write(tmp_path, "bad.gz", b"\x1f\x8b" + b"garbage" * 8)
+        code, _, err = scanned(capsys, str(path))
+        assert (2, f"logsig: {path}: corrupt compressed input: Unknown compression method\n") == (code, err)
+
+
+class TestTextFormat:
+    def test_text_shows_severity_signature_pod_line_and_top_workaround(
+            self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        """--format text writes the readable block of each incident."""
+        path = write(tmp_path, "in.log", (record(OOM, "2024-08-14T16:06:55Z") + "\n").encode())
+        assert 0 == main(["scan", "--format", "text", str(path)])
+        top = load_catalog().by_id()["llm/vllm-cuda-oom-during-prefill"].workarounds
+        best = max(top, key=lambda w: w.success_rate)
+        assert (f"\n[warning] llm/vllm-cuda-oom-during-prefill  ml/vllm-0  2024-08-14T16:06:55+00:00\n"
+                f"  line: {OOM}\n  try first ({best.success_rate:.0%}): {(best.how or best.action)[:160]}\n"
+                ) == capsys.readouterr().out
+
+
+class TestFailOn:
+    def test_incident_at_the_threshold_fails(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        """--fail-on warning exits 1 for OOM (warning) incidents and says so on stderr."""
+        code, _, err = scanned(capsys, "--fail-on", "warning", str(write(tmp_path, "in.log", LINES.encode())))
+        assert (1, "--fail-on warning: 2 incidents at or above it; failing\n") == (code, err.splitlines(True)[-1])
+
+    def test_incidents_below_the_threshold_pass(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        """--fail-on critical exits 0 when only warnings were found."""
+        code, incidents, _ = scanned(capsys, "--fail-on", "critical", str(write(tmp_path, "in.log", LINES.encode())))
+        assert (0, 2) == (code, len(incidents))
+
+    def test_hardware_fault_is_critical(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        """An Xid 79 line (hardware_error) fails --fail-on critical."""
+        path = write(tmp_path, "in.log", (record(XID, "2024-08-14T16:06:55Z") + "\n").encode())
+        assert 1 == scanned(capsys, "--fail-on", "critical", str(path))[0]
+
+
+class TestTimeWindow:
+    def test_since_and_until_keep_the_incidents_logged_between(
+            self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        """--since/--until keep [since, until) on log time; the rest is counted as left out."""
+        path = write(tmp_path, "in.log", LINES.encode())
+        code, incidents, err = scanned(capsys, "--since", "2024-08-14T17:00:00Z", "--until", "2024-08-14T19:00:00",
+                                       str(path))
+        assert (0, ["vllm-1"]) == (code, [i["source"]["pod"] for i in incidents])  # type: ignore[index]
+        assert "left out (log time outside --since/--until, or none): 1 incidents\n" in err
+
+    def test_incidents_without_log_time_are_left_out_of_a_window(self) -> None:
+        """A window holds no incident without a log time; an open window holds every one."""
+        window = TimeWindow(since=datetime(2024, 1, 1, tzinfo=UTC))
+        assert (False, True) == (window.holds(None), TimeWindow().holds(None))
+
+    def test_durations_count_back_from_now(self) -> None:
+        """30m, 2h and 7d are that long before now; a zone-less ISO time is UTC."""
+        now = datetime(2024, 8, 14, 12, 0, tzinfo=UTC)
+        assert [datetime(2024, 8, 14, 11, 30, tzinfo=UTC), datetime(2024, 8, 14, 10, 0, tzinfo=UTC),
+                datetime(2024, 8, 7, 12, 0, tzinfo=UTC), datetime(2024, 8, 14, 9, 0, tzinfo=UTC)] == [
+            parse_time("30m", now), parse_time("2h", now), parse_time("7d", now), parse_time("2024-08-14T09:00")]
+
+    def test_a_bad_time_is_named(self, capsys: pytest.CaptureFixture[str]) -> None:
+        """An unparsable --since exits 2 quoting it and the accepted forms."""
+        with pytest.raises(ConfigError, match="not a time: 'yesterday'"):
+            parse_time("yesterday")
+        assert 2 == main(["scan", "--since", "yesterday", "-"])
+        assert "not a time: 'yesterday'" in capsys.readouterr().err
+
+
+class TestProgress:
+    def test_files_give_a_total_in_bytes(self, tmp_path: Path) -> None:
+        """With files only, the bar's total is their size on disk; with stdin there is none."""
+        a, b = write(tmp_path, "a", b"x\n" * 10), write(tmp_path, "b", b"y\n" * 5)
+        with _progress([str(a), str(b)], io.StringIO()) as files, _progress(["-"], io.StringIO()) as stdin:
+            assert (30, None) == (files.total, stdin.total)
+
+    def test_progress_counts_compressed_bytes_read(self, tmp_path: Path) -> None:
+        """Scanning a gzip file advances the bar by the file's size on disk, reaching 100 %."""
+        path = write(tmp_path, "in.gz", gzip.compress(LINES.encode() * 50))
+        pipeline = Pipeline(Engine(load_catalog().signatures), DecodeSettings())
+        scanner = Scanner(pipeline, io.BytesIO(), ScanOptions())
+        with tqdm(total=path.stat().st_size, file=io.StringIO()) as bar, open_input(str(path)) as source:
+            scanner.input(source, bar)
+            assert (path.stat().st_size, 150) == (bar.n, scanner.summary.records)
