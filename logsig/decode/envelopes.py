@@ -8,8 +8,8 @@ the Kubernetes metadata sit (see :mod:`logsig.decode.kubernetes` and ``docs/deco
   removed ``log`` (``fields.message`` for TGI, ``msg``, ``body``, ...);
 - time: ``@timestamp`` (Fluent Bit float epoch or ISO text, ECS ISO), ``time`` (Docker,
   Fluent Bit CRI parser), ``timestamp`` (Vector), else the Kafka record timestamp (Fluentd);
-- partial lines: ``_p``/``logtag`` = ``P`` (CRI), or a Docker ``log`` without its trailing
-  newline (Docker splits lines at 16 KiB).
+- partial lines: ``_p``/``logtag`` = ``P`` (CRI), or a Docker ``log`` of exactly 16 KiB without
+  its trailing newline (Docker splits longer lines into 16 KiB parts).
 
 A map with shipper metadata but no text is a ``no_message_field`` failure. A bare application
 JSON line (no shipper keys) with no known text key is kept whole as the message, so that it
@@ -112,22 +112,25 @@ def _time_of(obj: dict[str, Any]) -> datetime | None:
 
 
 DOCKER_SPLIT_BYTES = 16 * 1024
-"""Docker json-file writes a line longer than this as several records (moby ``logger/copier.go``)."""
+"""Docker json-file writes a line longer than this as parts of exactly this many bytes, without a
+newline (moby ``daemon/logger/copier.go``, ``bufSize``)."""
+_SPLIT_SLACK = 6
+"""A part cut inside a multi-byte character is written with U+FFFD (3 bytes) for each of its at
+most 3 cut bytes, so a part may hold up to this many bytes more."""
 
 
 def _is_partial(obj: dict[str, Any], text: str) -> bool:
-    """Whether the map holds a fragment of a longer line (CRI ``P`` or a Docker 16 KiB split)."""
+    """Whether the map holds a fragment of a longer line (CRI ``P`` or a Docker 16 KiB part)."""
     tag = obj.get("_p") or obj.get("logtag")
     if type(tag) is str:
         return tag[:1] == "P"
-    # Docker's json-file driver splits lines at 16 KiB; a shorter ``log`` without its newline is a
-    # whole line whose newline a parser (Fluent Bit's CRI parser, Vector) already removed.
-    return (
-        "stream" in obj
-        and type(obj.get("log")) is str
-        and not text.endswith("\n")
-        and len(text.encode()) >= DOCKER_SPLIT_BYTES
-    )
+    # A ``log`` without its newline of another size is a whole line whose newline a parser
+    # (Fluent Bit's CRI parser, Vector) already removed.
+    if "stream" not in obj or type(obj.get("log")) is not str or text.endswith("\n"):
+        return False
+    size = len(text.encode("utf-8", "surrogatepass"))
+    return size == DOCKER_SPLIT_BYTES or (
+        DOCKER_SPLIT_BYTES < size <= DOCKER_SPLIT_BYTES + _SPLIT_SLACK and text.endswith("\ufffd"))
 
 
 def map_events(obj: dict[str, Any], ctx: Context, raw: bytes | None) -> DecodeResult:

@@ -118,3 +118,21 @@ class TestTopicSettings:
         settings = DecodeSettings(envelope="text")
         event = decode_record(record, settings).events[0]
         assert event.message.startswith("2025-05-04T12:23:00.123456789Z stderr F ")
+
+
+class TestDockerParts:
+    def _partial(self, log: str) -> bool:
+        value = orjson.dumps({"log": log, "stream": "stdout", "time": "2026-01-01T00:00:00Z"})
+        return decode_record(RawRecord(value=value, origin=Origin(topic="logs")), DecodeSettings()).events[0].partial
+
+    def test_exactly_16_kib_without_newline_is_a_part(self) -> None:
+        """Docker's json-file driver writes a long line as 16 KiB parts without a newline."""
+        assert True is self._partial("x" * 16384)
+
+    def test_longer_line_without_newline_is_whole(self) -> None:
+        """A 20 KiB ``log`` without a newline is a whole line (a shipper removed the newline)."""
+        assert False is self._partial("x" * 20000)
+
+    def test_part_cut_inside_a_character_is_a_part(self) -> None:
+        """A 16 KiB part ending inside a multi-byte character (decoded as U+FFFD) is still a part."""
+        assert True is self._partial("x" * 16382 + "\ufffd")
