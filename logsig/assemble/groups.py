@@ -6,11 +6,12 @@ not commit yet) and when they last grew (for the idle timeout).
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import replace
 from enum import Enum
 
 from logsig.assemble.traceback import Kind, Line, is_frame_file
-from logsig.decode.text import clean_line, truncate_utf8
+from logsig.decode.text import CUT_MARK, clean_line, keep_ends_utf8
 from logsig.records import LogEvent, Origin
 
 GroupKey = tuple[object, ...]
@@ -43,27 +44,37 @@ class Held:
 class Fragments(Held):
     """CRI ``P`` fragments / Docker 16 KiB parts of one line, waiting for the last part."""
 
-    __slots__ = ("parts", "size", "truncated")
+    __slots__ = ("gap", "parts", "size", "tail", "tail_size", "truncated")
 
     def __init__(self, key: GroupKey, first: LogEvent, now: float) -> None:
         super().__init__(key, first, now)
         self.parts = [first.message]
         self.size = len(first.message)
         self.truncated = first.truncated
+        self.tail: deque[str] = deque()
+        self.tail_size = 0
+        self.gap = False
 
     def add(self, event: LogEvent, now: float, max_bytes: int) -> None:
-        """Append the next part; text past ``max_bytes`` is dropped and marks truncation."""
+        """Append the next part; past ``max_bytes`` only the last ``max_bytes // 2`` are kept (a
+        failure at the end of the line is still matched) and truncation is marked."""
         self.cover(event)
         self.last_seen = now
         if self.size < max_bytes:
             self.parts.append(event.message)
             self.size += len(event.message)
-        else:
-            self.truncated = True
+            return
+        self.truncated = True
+        self.tail.append(event.message)
+        self.tail_size += len(event.message)
+        while self.tail_size - len(self.tail[0]) >= max_bytes // 2:
+            self.tail_size -= len(self.tail.popleft())
+            self.gap = True
 
     def joined(self, max_bytes: int) -> LogEvent:
-        """The whole line as one event (origin: the first part's)."""
-        text, cut = truncate_utf8(clean_line("".join(self.parts)), max_bytes)
+        """The whole line as one event (origin: the first part's), head and tail kept."""
+        text = "".join(self.parts) + (CUT_MARK if self.gap else "") + "".join(self.tail)
+        text, cut = keep_ends_utf8(clean_line(text), max_bytes)
         return replace(
             self.first,
             message=text,

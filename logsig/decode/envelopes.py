@@ -28,12 +28,12 @@ from logsig.decode.result import DecodeResult, failed, succeeded
 from logsig.decode.text import (
     clean_line,
     kafka_time,
+    keep_ends_utf8,
     line_level,
     normalise_level,
     parse_time,
     split_cri,
     strip_ansi,
-    truncate_utf8,
 )
 from logsig.records import LogEvent, RawRecord
 
@@ -196,9 +196,9 @@ def build_event(
     level: str | None,
     partial: bool,
 ) -> LogEvent:
-    """One LogEvent of ``ctx.record``: text cut to ``max_bytes``, level from the line if unset,
+    """One LogEvent of ``ctx.record``: text cut to ``max_bytes`` (head and tail kept), level from the line if unset,
     time falling back to the Kafka record timestamp, cluster falling back to the settings."""
-    text, truncated = truncate_utf8(text, ctx.max_bytes)
+    text, truncated = keep_ends_utf8(text, ctx.max_bytes)
     origin = ctx.record.origin
     if source is None:
         source = make_source(ctx.cluster)

@@ -162,3 +162,22 @@ def truncate_utf8(text: str, max_bytes: int) -> tuple[str, bool]:
     if len(encoded) <= max_bytes:
         return text, False
     return encoded[:max_bytes].decode("utf-8", "ignore"), True
+
+
+CUT_MARK = "\n"
+"""Joins the head and the tail of a cut text: a line break, so no regex matches across the cut."""
+
+
+def keep_ends_utf8(text: str, max_bytes: int) -> tuple[str, bool]:
+    """``text`` cut to at most ``max_bytes`` UTF-8 bytes keeping its head and its tail (half each,
+    at character boundaries, joined by :data:`CUT_MARK`): a failure printed at the end of an
+    overlong line is still matched. Returns (text, truncated)."""
+    if len(text) * 4 <= max_bytes:
+        return text, False
+    encoded = text.encode("utf-8", "surrogatepass")
+    if len(encoded) <= max_bytes:
+        return text, False
+    half = (max_bytes - len(CUT_MARK)) // 2
+    head = encoded[:half].decode("utf-8", "ignore")
+    tail = encoded[len(encoded) - (max_bytes - len(CUT_MARK) - half):].decode("utf-8", "ignore")
+    return f"{head}{CUT_MARK}{tail}", True

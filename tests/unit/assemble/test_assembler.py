@@ -265,6 +265,13 @@ class TestPartialLines:
         feed_all(assembler, [*events, *lines_of(TRACEBACK[1:], 2)])
         assert [tuple(TRACEBACK)] == [e.context for e in assembler.flush_all()]
 
+    def test_last_part_of_an_overlong_line_is_kept(self) -> None:
+        """Parts past ``max_record_bytes`` keep the line's tail: the failure at its end survives."""
+        assembler = Assembler(DecodeSettings(max_record_bytes=4096))
+        parts = [event("x" * 1000, i, partial=True) for i in range(20)] + [event("CUDA out of memory", 20)]
+        joined = feed_all(assembler, parts)[0]
+        assert (True, True) == (joined.message.endswith("x CUDA out of memory"[2:]), len(joined.message) <= 4096)
+
     def test_fragments_are_joined_even_when_assembly_is_disabled(self) -> None:
         """Partial lines are always joined."""
         assembler = Assembler(settings(enabled=False))

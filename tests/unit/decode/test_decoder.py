@@ -161,7 +161,12 @@ class TestTruncation:
         """Truncation never splits a multi-byte character."""
         settings = DecodeSettings(max_record_bytes=1024)
         message = decode(("é" * 2000).encode(), settings).events[0].message
-        assert "é" * 512 == message
+        assert "é" * 255 + "\n" + "é" * 256 == message
+
+    def test_failure_at_the_end_of_an_overlong_line_is_kept(self) -> None:
+        """A line over ``max_record_bytes`` (2 MiB against 1 MiB) keeps its tail, where the failure is."""
+        event = decode(b"x" * (2 * 1024 * 1024) + b" " + OOM.encode()).events[0]
+        assert (True, True) == (event.message.endswith(OOM), len(event.message.encode()) <= 1024 * 1024)
 
     def test_long_json_envelope_is_parsed_then_cut(self) -> None:
         """An oversized shipper map still decodes; only its text is cut."""
