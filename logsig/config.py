@@ -75,6 +75,10 @@ class KafkaSettings(_Section):
             raise ValueError(
                 f"security_protocol={self.security_protocol} needs sasl_mechanism and sasl_username "
                 f"(got sasl_mechanism={self.sasl_mechanism}, sasl_username={self.sasl_username})")
+        if self.security_protocol.startswith("SASL") and not (
+                self.sasl_password and self.sasl_password.get_secret_value()):
+            raise ValueError(f"security_protocol={self.security_protocol} needs sasl_password "
+                             "(set it, e.g. LOGSIG_KAFKA__SASL_PASSWORD from a Secret); got none")
         return self
 
 

@@ -54,6 +54,12 @@ class TestLoadSettings:
         with pytest.raises(ConfigError, match="sasl_mechanism=None"):
             load_settings(kafka={"security_protocol": "SASL_SSL"})
 
+    def test_sasl_needs_a_password(self) -> None:
+        """SASL with mechanism and user but no password is refused at start, naming the setting."""
+        with pytest.raises(ConfigError, match="sasl_password"):
+            load_settings(kafka={"security_protocol": "SASL_SSL", "sasl_mechanism": "SCRAM-SHA-512",
+                                 "sasl_username": "logsig"})
+
     def test_secrets_are_masked(self) -> None:
         """config show never prints the SASL password."""
         settings = load_settings(kafka={"security_protocol": "SASL_SSL", "sasl_mechanism": "PLAIN",
