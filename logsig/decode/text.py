@@ -12,7 +12,13 @@ import re
 from datetime import UTC, datetime
 from typing import NamedTuple
 
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+_ANSI = re.compile(r"(?:\x1b|#033)\[[0-9;?]*[A-Za-z]")
+"""SGR and cursor escapes: the ESC byte, or rsyslog's ``#033`` for it (``$EscapeControlCharactersOnReceive``)."""
+_NESTED_HINT = re.compile(r'\\"|\\u00[0-9a-fA-F]{2}|\\n(?=\s|Traceback|During|The above|\\n)')
+"""A JSON-escaped message inside a line: an escaped quote, a \\u00XX escape, or an escaped newline
+before indentation or a traceback header (a Windows path such as ``C:\\new`` is not one)."""
+_ESCAPE = re.compile(r'\\(?:u([0-9a-fA-F]{4})|(["\\/bfnrt]))')
+_SIMPLE = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
 
 _LINE_LEVEL = re.compile(
     r"(?:\([^()]*pid=\d+\) )?(DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:"  # vLLM
@@ -62,10 +68,36 @@ def strip_ansi(text: str) -> str:
 
 
 def clean_line(text: str) -> str:
-    """``text`` without ANSI escapes and without trailing ``\\r`` / ``\\n`` characters."""
-    if "\x1b" in text:
+    """``text`` unescaped where it nests a JSON-escaped message (:func:`unescape_nested`), without
+    ANSI escapes and without trailing ``\\r`` / ``\\n`` characters."""
+    if "\\" in text:
+        text = unescape_nested(text)
+    if "\x1b" in text or "#033[" in text:
         text = _ANSI.sub("", text)
     return text.rstrip("\r\n")
+
+
+def unescape_nested(text: str) -> str:
+    """``text`` with JSON string escapes undone when it holds an escaped message (RFC 8259 §7).
+
+    A Ray, Python or HTTP error is often logged by another process as a JSON string inside its
+    own line (``"error": "Traceback (most recent call last):\\n  File \\"...\\"``, ``\\u001b[31m``);
+    matching needs the message as its author printed it. Applied twice at most (doubly escaped
+    text); a line with no hint of nesting (see ``_NESTED_HINT``) is returned unchanged.
+    """
+    for _ in range(2):
+        if not _NESTED_HINT.search(text):
+            break
+        text = _ESCAPE.sub(_unescape_one, text)
+    return text
+
+
+def _unescape_one(match: re.Match[str]) -> str:
+    code, simple = match.groups()
+    if simple is not None:
+        return _SIMPLE[simple]
+    char = chr(int(code, 16))
+    return char if not 0xD800 <= ord(char) <= 0xDFFF else "\ufffd"
 
 
 def split_cri(text: str) -> CriLine | None:

@@ -124,3 +124,33 @@ class TestTruncate:
     def test_cut_at_a_character_boundary(self) -> None:
         """A cut inside a 3-byte character drops the whole character."""
         assert ("€" * 341, True) == truncate_utf8("€" * 400, 1024)
+
+
+class TestUnescapeNested:
+    """A message JSON-escaped inside another line is matched as its author printed it."""
+
+    def test_ray_error_inside_a_json_field(self) -> None:
+        """Escaped newlines, quotes and colour codes inside a logged JSON string are undone."""
+        line = (r'ERROR serve.py:12 {"error": "Traceback (most recent call last):\n  File \"/app/x.py\", '
+                r'line 3\n\u001b[31mRuntimeError: CUDA error: out of memory\u001b[0m"}')
+        expected = ('ERROR serve.py:12 {"error": "Traceback (most recent call last):\n  File "/app/x.py", '
+                    'line 3\nRuntimeError: CUDA error: out of memory"}')
+        assert expected == clean_line(line)
+
+    def test_doubly_escaped(self) -> None:
+        """Text escaped twice (a JSON string inside a JSON string) is undone twice."""
+        assert 'msg="worker died: \\"OOM\\""' != clean_line(r'msg="worker died: \\\"OOM\\\""')
+        assert 'msg="worker died: "OOM""' == clean_line(r'msg="worker died: \\\"OOM\\\""')
+
+    @pytest.mark.parametrize("line", [
+        r"Loading weights from C:\models\new\tokenizer.json",
+        r"regex: ^\d+\s+\w+$ compiled",
+        "plain line without backslashes",
+    ])
+    def test_lines_without_a_nested_message_are_kept(self, line: str) -> None:
+        """Windows paths and regexes (no escaped quote, \\u00XX or escaped newline before indentation) stay."""
+        assert line == clean_line(line)
+
+    def test_rsyslog_escape_of_esc_is_stripped(self) -> None:
+        """rsyslog writes ESC as ``#033``; its colour codes are removed like real ones."""
+        assert "vllm[7]: ERROR 05-01 [core.py:1] boom" == clean_line("vllm[7]: #033[1;31mERROR 05-01 [core.py:1]#033[0m boom")
