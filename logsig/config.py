@@ -28,6 +28,7 @@ from pydantic_settings import (
 from logsig import config_hints
 from logsig.decode.settings import DecodeSettings
 from logsig.errors import ConfigError
+from logsig.group.settings import GroupSettings
 
 
 class _Section(BaseModel):
@@ -44,6 +45,9 @@ class KafkaSettings(_Section):
         "earliest", description="Where a group with no committed offset starts.")
     output_topic: str = Field("logsig-incidents", description="Topic incident events are produced to.")
     dead_letter_topic: str = Field("logsig-dead-letters", description="Topic undecodable records go to.")
+    line_topic: str | None = Field(
+        None, description="Also produce one event per matching line to this topic (grouping.enabled keeps the "
+                          "output topic for group events).")
     client_id: str = Field("logsig", description="Kafka client.id of the consumer and producer.")
     security_protocol: Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"] = Field(
         "PLAINTEXT", description="Kafka security.protocol.")
@@ -147,6 +151,7 @@ class Settings(BaseSettings):
     catalog: CatalogSettings = Field(default_factory=CatalogSettings)
     matching: MatchingSettings = Field(default_factory=MatchingSettings)
     decode: DecodeSettings = Field(default_factory=DecodeSettings)
+    grouping: GroupSettings = Field(default_factory=GroupSettings)
     metrics: MetricsSettings = Field(default_factory=MetricsSettings)
     alertmanager: AlertmanagerSettings = Field(default_factory=AlertmanagerSettings)
     logging: LoggingSettings = Field(default_factory=LoggingSettings)

@@ -1,8 +1,13 @@
-"""The incident event: what logsig emits when a signature matches (``schema_version`` 1).
+"""The incident event: what logsig emits when a signature matches (``schema_version`` 2).
 
 Serialised with orjson (:meth:`Incident.to_json`). Its JSON Schema is printed by ``logsig schema``
-and committed as ``logsig/schema/incident-v1.json``; a test keeps the two equal. Additive changes
-keep ``schema_version`` 1; a field removed or changed in meaning raises it.
+and committed as ``logsig/schema/incident-v{SCHEMA_VERSION}.json``; a test keeps the two equal.
+Versioning rule (docs/incident.md): a new optional field or a new enum value keeps the version; a
+field removed, renamed, retyped, made required or changed in meaning raises it, and the schema of
+every earlier version stays committed beside it.
+
+Version 2: events describe incident groups (``status``, ``group``, ``caused_by``); ``event_id``
+identifies a group's event (group, status, occurrence count), no longer a log record.
 """
 
 from __future__ import annotations
@@ -13,7 +18,7 @@ from typing import Any, Literal
 import orjson
 from pydantic import BaseModel, ConfigDict, Field
 
-SCHEMA_VERSION: Literal[1] = 1
+SCHEMA_VERSION: Literal[2] = 2
 
 
 class _Frozen(BaseModel):
@@ -109,11 +114,44 @@ class TransitionsOut(_Frozen):
     frequently_confused_with: list[str] = Field(default_factory=list)
 
 
-class Incident(_Frozen):
-    """One detected failure. ``event_id`` is deterministic: the same input record and signature
-    always give the same id, so consumers can drop redelivered duplicates."""
+class GroupOut(_Frozen):
+    """The incident group an event reports: one signature, one line template, one stream.
 
-    schema_version: Literal[1] = SCHEMA_VERSION
+    ``key`` is stable across restarts and replicas (``<signature id>|<stream>|<fingerprint>``);
+    ``occurrences`` counts the matching lines so far; ``first_seen``/``last_seen`` are log times
+    (the record time where the line has none, RFC 3339); ``pods`` and ``sources`` (``topic/partition``
+    or a file) list the first distinct values seen, ``pods_more``/``sources_more`` count the rest.
+    """
+
+    key: str
+    occurrences: int
+    first_seen: datetime
+    last_seen: datetime
+    pods: list[str] = Field(default_factory=list)
+    pods_more: int = 0
+    sources: list[str] = Field(default_factory=list)
+    sources_more: int = 0
+
+
+class CauseOut(_Frozen):
+    """The earlier group on the same stream whose signature the catalog says leads to this one."""
+
+    key: str
+    signature_id: str
+
+
+Status = Literal["opened", "updated", "resolved"]
+"""A group's lifecycle: ``opened`` at its first occurrence, ``updated`` as the count grows,
+``resolved`` after ``grouping.quiet_seconds`` without a new occurrence."""
+
+
+class Incident(_Frozen):
+    """One detected failure. A grouped event (``status`` set) has ``event_id`` = hash of the group
+    key, the group's first occurrence, the status and the occurrence count; a per-line event
+    (``status`` null) has the hash of its record and signature. Either way a redelivered or replayed
+    event keeps its id, so consumers can drop duplicates."""
+
+    schema_version: Literal[2] = SCHEMA_VERSION
     event_id: str
     detected_at: datetime
     log_timestamp: datetime | None = None
@@ -131,6 +169,9 @@ class Incident(_Frozen):
     source: SourceOut
     server: ServerOut | None = Field(
         default=None, description="The stream's inference server; null when neither a banner nor metadata named it.")
+    status: Status | None = Field(None, description="Null on a per-line event.")
+    group: GroupOut | None = None
+    caused_by: CauseOut | None = None
 
     def to_json(self) -> bytes:
         """The event as compact JSON bytes (orjson; datetimes RFC 3339 with ``Z``-free ``+00:00``)."""
@@ -140,6 +181,6 @@ class Incident(_Frozen):
 def incident_json_schema() -> dict[str, Any]:
     """The JSON Schema (draft 2020-12) of :class:`Incident`."""
     schema = Incident.model_json_schema()
-    schema["$id"] = "https://logsig.dev/schema/incident-v1.json"
+    schema["$id"] = f"https://logsig.dev/schema/incident-v{SCHEMA_VERSION}.json"
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     return schema

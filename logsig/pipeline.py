@@ -35,13 +35,21 @@ class StepResult:
     """What one step produced: detections, undecodable records, counts for telemetry.
 
     truncated: records cut at ``decode.max_record_bytes`` plus messages matched on a bounded
-    window because they were longer than ``matching.max_message_bytes``.
+    window because they were longer than ``matching.max_message_bytes``; lines: after the
+    grouping stage (:mod:`logsig.group.stage`), the per-line detections, while ``detections``
+    holds the group events (None before grouping or without it).
     """
 
     detections: list[Detection] = field(default_factory=list)
     failures: list[DecodeFailure] = field(default_factory=list)
     events: int = 0
     truncated: int = 0
+    lines: list[Detection] | None = None
+
+    @property
+    def matched(self) -> list[Detection]:
+        """One detection per matching line: ``lines`` after grouping, else ``detections``."""
+        return self.detections if self.lines is None else self.lines
 
 
 def _utcnow() -> datetime:

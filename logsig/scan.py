@@ -5,7 +5,10 @@ Each input line is one record value, decoded exactly as the daemon decodes a Kaf
 to stdout as JSON lines (``--format json``) or as a few readable lines each (``--format text``);
 a summary per signature goes to stderr. ``--since``/``--until`` keep the incidents whose log time
 lies in ``[since, until)`` (incidents without a log time are then left out, and counted).
-``--fail-on SEVERITY`` makes the exit code 1 when an incident at or above it was kept. A progress
+``--fail-on SEVERITY`` makes the exit code 1 when an incident at or above it was kept. Incidents
+are grouped as the daemon groups them (:mod:`logsig.group.stage`), with log time as the clock: the
+output is each group's opened/updated/resolved events, every group still open at the end of the
+input resolved; with ``grouping.enabled: false`` it is one event per matching line. A progress
 bar (tqdm) is shown on stderr when it is a terminal: with total, percentage and ETA when every
 input is a file (measured in bytes read from disk), else a running count of lines.
 """
@@ -23,6 +26,7 @@ from typing import Any, BinaryIO, TextIO
 from tqdm import tqdm
 
 from logsig.errors import ConfigError
+from logsig.group.stage import GroupStage
 from logsig.pipeline import Pipeline, StepResult
 from logsig.severity import at_least, severity_of
 from logsig.sinks.stdout import write_incidents, write_incidents_text
@@ -86,6 +90,7 @@ class ScanSummary:
     records: int = 0
     events: int = 0
     incidents: int = 0
+    groups: int = 0
     truncated: int = 0
     outside_window: int = 0
     failures: Counter[str] = field(default_factory=Counter)
@@ -99,7 +104,8 @@ class ScanSummary:
         self.events += step.events
         self.truncated += step.truncated
         self.failures.update(f.reason for f in step.failures)
-        for detection in step.detections:
+        self.groups += sum(1 for d in step.detections if d.incident.status == "opened")
+        for detection in step.matched:
             self.incidents += 1
             self.primary[detection.incident.signature.id] += 1
             self.severities[severity_of(detection.incident.signature.category)] += 1
@@ -115,11 +121,13 @@ Observer = Callable[[StepResult], None]
 
 
 class Scanner:
-    """Runs inputs through ``pipeline``, writing to ``out``; ``observers`` see each kept step."""
+    """Runs inputs through ``pipeline`` and ``grouping`` (None: per-line events), writing to ``out``;
+    ``observers`` see each kept step."""
 
     def __init__(self, pipeline: Pipeline, out: BinaryIO, options: ScanOptions,
-                 observers: Sequence[Observer] = ()) -> None:
+                 observers: Sequence[Observer] = (), grouping: GroupStage | None = None) -> None:
         self.pipeline, self.out, self.options = pipeline, out, options
+        self.grouping = grouping
         self.observers = list(observers)
         self.summary = ScanSummary()
         self._write = write_incidents_text if options.format == "text" else write_incidents
@@ -129,6 +137,12 @@ class Scanner:
         kept = [d for d in step.detections if self.options.window.holds(d.incident.log_timestamp)]
         self.summary.outside_window += len(step.detections) - len(kept)
         step.detections = kept
+        if self.grouping is not None:
+            step = self.grouping.step(step)
+        self.emit(step)
+
+    def emit(self, step: StepResult) -> None:
+        """Count and write ``step``, and show it to the observers."""
         self.summary.add(step)
         self._write(step, self.out)
         for observe in self.observers:
@@ -166,19 +180,22 @@ def _size(path: str) -> int:
 
 
 def scan(pipeline: Pipeline, paths: Sequence[str], out: BinaryIO, err: TextIO,
-         options: ScanOptions = ScanOptions(), observers: Sequence[Observer] = ()) -> ScanSummary:
+         options: ScanOptions = ScanOptions(), observers: Sequence[Observer] = (),
+         grouping: GroupStage | None = None) -> ScanSummary:
     """Scan ``paths`` (``-`` is stdin; none: stdin) and write the summary to ``err``.
 
     Raises:
         OSError: a file cannot be opened or is corrupt (the CLI reports it and exits 2).
     """
-    scanner = Scanner(pipeline, out, options, observers)
+    scanner = Scanner(pipeline, out, options, observers, grouping)
     started = time.perf_counter()
     paths = list(paths) or ["-"]
     with _progress(paths, err) as progress:
         for path in paths:
             with open_input(path) as source:
                 scanner.input(source, progress)
+    if grouping is not None:
+        scanner.emit(grouping.flush(StepResult(), resolve=True))
     out.flush()
     scanner.summary.seconds = time.perf_counter() - started
     write_summary(scanner.summary, err, options)
@@ -189,7 +206,7 @@ def write_summary(summary: ScanSummary, err: TextIO, options: ScanOptions = Scan
     """Human-readable summary: totals, then incidents per primary signature, most first."""
     rate = summary.records / summary.seconds if summary.seconds > 0 else 0.0
     err.write(f"scanned {summary.records} records ({summary.events} events) in {summary.seconds:.2f}s "
-              f"({rate:,.0f} records/s): {summary.incidents} incidents\n")
+              f"({rate:,.0f} records/s): {summary.incidents} incidents in {summary.groups} groups\n")
     if summary.outside_window:
         err.write(f"left out (log time outside --since/--until, or none): {summary.outside_window} incidents\n")
     if summary.failures:

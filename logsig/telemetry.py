@@ -73,6 +73,9 @@ class Metrics:
         self.latency = Histogram("logsig_processing_latency_seconds",
                                  "Record timestamp to incident acknowledged by the sink (seconds).",
                                  buckets=LATENCY_BUCKETS, registry=r)
+        self.groups_open = Gauge("logsig_groups_open", "Incident groups open in this replica.", registry=r)
+        self.groups_evicted = Counter("logsig_groups_evicted", "Open incident groups evicted at grouping.max_groups.",
+                                      registry=r)
         self.catalog_size = Gauge("logsig_catalog_signatures", "Signatures in the loaded catalog.", registry=r)
         self.reload_success = Gauge("logsig_catalog_reload_success", "1 if the last catalog (re)load succeeded.",
                                     registry=r)
@@ -182,7 +185,7 @@ def step_processed(m: Metrics, step: StepResult, phase_two: Mapping[str, float])
     m.truncated.inc(step.truncated)
     for failure in step.failures:
         m.records_failed.labels(reason=failure.reason).inc()
-    for detection in step.detections:
+    for detection in step.matched:
         for match in detection.matches:
             m.count_match(match.signature.id, detection.event.source)
     m.add_phase_two(phase_two)

@@ -37,6 +37,7 @@ def cmd_scan(args: argparse.Namespace, catalog: Callable[..., Any]) -> int:
     """Scan; exit 0, 1 when ``--fail-on`` found incidents, 2 when an input cannot be read."""
     from logsig.config import load_settings
     from logsig.daemon.reload import settle_heap
+    from logsig.group.stage import GroupStage
     from logsig.matchers.engine.engine import Engine
     from logsig.pipeline import Pipeline
     from logsig.scan import ScanOptions, TimeWindow, parse_time, scan
@@ -49,7 +50,8 @@ def cmd_scan(args: argparse.Namespace, catalog: Callable[..., Any]) -> int:
     settle_heap()
     pipeline = Pipeline(engine, settings.decode)
     try:
-        summary = scan(pipeline, args.files, sys.stdout.buffer, sys.stderr, options)
+        summary = scan(pipeline, args.files, sys.stdout.buffer, sys.stderr, options,
+                       grouping=GroupStage(settings.grouping))
     except OSError as error:
         print(f"logsig: {error}", file=sys.stderr)
         return 2

@@ -8,10 +8,13 @@ Delivery semantics (at least once, no loss):
    retrying with backoff while the broker is away; later sinks (Alertmanager) are handed the
    incidents it delivered;
 3. only then may the batch's offsets be committed, capped below any record still held in an open
-   multi-line group (:class:`logsig.daemon.offsets.OffsetTracker`); a commit is sent only when
-   the offsets changed.
+   multi-line group or counted in an incident group but not yet reported
+   (:class:`logsig.daemon.offsets.OffsetTracker`, :meth:`logsig.group.stage.GroupStage.held_offsets`);
+   a commit is sent only when the offsets changed.
 
-A redelivered record yields an incident with the same ``event_id``, so consumers can deduplicate.
+Between the pipeline and the sinks, the grouping stage (:mod:`logsig.group.stage`, clock
+``time.monotonic()``) turns detections into group events. A redelivered record yields events with
+the same ``event_id`` (docs/incident.md, "Delivery across a crash"), so consumers can deduplicate.
 SIGTERM/SIGINT stop fetching, finish and commit the batch in hand, flush open multi-line groups,
 commit, close and exit 0. On partition revocation the revoked partitions' open groups are flushed,
 delivered and committed (those partitions only) before the partitions move. SIGHUP reloads the
@@ -39,6 +42,8 @@ from logsig.daemon.http import HttpServer
 from logsig.daemon.offsets import OffsetTracker, next_offsets
 from logsig.daemon.reload import CatalogWatcher
 from logsig.errors import LogsigError
+from logsig.group.settings import GroupSettings
+from logsig.group.stage import GroupStage
 from logsig.log import configure_logging
 from logsig.pipeline import Pipeline, StepResult
 from logsig.records import TP
@@ -57,6 +62,7 @@ class Daemon:
 
     offsets: the commit bookkeeping; metrics: where events are counted; watcher: catalog reloads
     (None: never); http: the ``/metrics``, ``/healthz``, ``/readyz`` server (None: none);
+    grouping: the grouping stage (default: off, one event per line);
     shutdown_timeout_seconds: the longest drain (on SIGTERM and on revocation);
     retry_backoff_max_seconds: the longest wait between connection attempts.
     :meth:`stop_event` set ends it gracefully.
@@ -64,12 +70,15 @@ class Daemon:
 
     def __init__(self, source: Source, pipeline: Pipeline, sinks: Sequence[Sink], offsets: OffsetTracker,
                  metrics: Metrics, *, watcher: CatalogWatcher | None = None, http: HttpServer | None = None,
-                 shutdown_timeout_seconds: float = 20.0, retry_backoff_max_seconds: float = 30.0) -> None:
+                 grouping: GroupStage | None = None, shutdown_timeout_seconds: float = 20.0,
+                 retry_backoff_max_seconds: float = 30.0) -> None:
         if not sinks:
             raise ValueError("a daemon needs at least one sink")
         self.source, self.pipeline, self.sinks = source, pipeline, tuple(sinks)
         self.offsets, self.metrics, self.watcher, self.http = offsets, metrics, watcher, http
         self.registry = metrics.registry
+        self.grouping = grouping or GroupStage(GroupSettings(enabled=False))
+        self._evicted = 0
         self.shutdown_timeout_seconds = shutdown_timeout_seconds
         self.retry_backoff_max_seconds = retry_backoff_max_seconds
         self.stop_event = asyncio.Event()
@@ -127,22 +136,24 @@ class Daemon:
         while not self.stop_event.is_set():
             records = await self.source.poll()
             async with self._lock:
+                now = time.monotonic()
                 if records:
                     records_consumed(self.metrics, records)
-                    step = self.pipeline.process(records, time.monotonic())
+                    step = self.pipeline.process(records, now)
                 else:
-                    step = self.pipeline.flush_idle(time.monotonic())
-                if not await self._deliver(step):
+                    step = self.pipeline.flush_idle(now)
+                if not await self._deliver(self.grouping.step(step, now)):
                     self._abandoned = True
                     return
-                self.offsets.delivered(next_offsets(records), self.pipeline.held_offsets())
+                self.offsets.delivered(next_offsets(records), self._held())
                 await self._commit(self.source.assignment())
             await self._housekeeping()
 
     async def _drain(self) -> None:
         async with self._lock:
-            if await self._deliver(self.pipeline.flush_all(), draining=True) and not self._abandoned:
-                self.offsets.delivered({}, self.pipeline.held_offsets())
+            step = self.grouping.flush(self.pipeline.flush_all(), now=time.monotonic())
+            if await self._deliver(step, draining=True) and not self._abandoned:
+                self.offsets.delivered({}, self._held())
                 await self._commit(self.source.assignment())
         log.info("drained; stopping")
 
@@ -183,14 +194,17 @@ class Daemon:
 
     async def _on_revoked(self, revoked: set[TP]) -> None:
         async with self._lock:
-            step = self.pipeline.flush_partitions(revoked)
+            step = self.grouping.flush(self.pipeline.flush_partitions(revoked), revoked, now=time.monotonic())
             if await self._deliver(step, draining=True) and not self._abandoned:
-                self.offsets.delivered({}, self.pipeline.held_offsets())
+                self.offsets.delivered({}, self._held())
                 await self._commit(revoked)
             self.offsets.revoked(revoked)
             for tp in revoked:
                 self.metrics.forget_partition(*tp)
         log.info("partitions revoked", partitions=sorted(revoked))
+
+    def _held(self) -> dict[TP, int]:
+        return self.grouping.held_offsets(self.pipeline.held_offsets())
 
     async def _on_assigned(self, assigned: set[TP]) -> None:
         self.metrics.partitions.set(len(self.source.assignment()))
@@ -204,6 +218,9 @@ class Daemon:
         for (topic, partition), lag in (await self.source.lag()).items():
             self.metrics.lag.labels(topic=topic, partition=str(partition)).set(lag)
         self.metrics.partitions.set(len(self.source.assignment()))
+        self.metrics.groups_open.set(self.grouping.open_groups())
+        self.metrics.groups_evicted.inc(self.grouping.evicted() - self._evicted)
+        self._evicted = self.grouping.evicted()
         engine = self.watcher.poll(self.metrics) if self.watcher is not None else None
         if engine is not None:
             self.pipeline.replace_engine(engine)
@@ -235,7 +252,7 @@ def build_daemon(settings: Settings, registry: CollectorRegistry | None = None) 
         sinks.append(AlertmanagerSink(settings.alertmanager, metrics))
     metrics.init_topics(settings.kafka.topics)
     daemon = Daemon(KafkaSource(settings.kafka), pipeline, sinks, OffsetTracker(), metrics, watcher=watcher,
-                    shutdown_timeout_seconds=settings.shutdown_timeout_seconds,
+                    grouping=GroupStage(settings.grouping), shutdown_timeout_seconds=settings.shutdown_timeout_seconds,
                     retry_backoff_max_seconds=settings.kafka.retry_backoff_max_seconds)
     daemon.http = HttpServer(metrics.registry, daemon.not_ready_reason, settings.http.host, settings.http.port)
     log.info("configured", topics=settings.kafka.topics, group_id=settings.kafka.group_id)

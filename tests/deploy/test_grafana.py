@@ -49,6 +49,8 @@ EXPORTED: dict[str, frozenset[str]] = {
         "logsig_catalog_reloads_total": {"result"},
         "logsig_build_info": {"version"},
         "logsig_last_record_timestamp_seconds": set(),
+        "logsig_groups_open": set(),
+        "logsig_groups_evicted_total": set(),
         "up": set(),
     }.items()
 }

@@ -62,7 +62,7 @@ def settings(bootstrap: str, topic: str, out: str, dlq: str, url: str) -> dict[s
     """logsig with the Alertmanager sink on; one record is one message."""
     return {"kafka": {"bootstrap_servers": bootstrap, "topics": [topic], "output_topic": out,
                       "dead_letter_topic": dlq, "group_id": f"g-{topic}", "fetch_timeout_ms": 200},
-            "decode": {"multiline": {"enabled": False}},
+            "decode": {"multiline": {"enabled": False}}, "grouping": {"enabled": False},
             "alertmanager": {"enabled": True, "url": url, "resolve_after_seconds": 300, "max_retries": 3}}
 
 

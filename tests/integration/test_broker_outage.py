@@ -29,7 +29,8 @@ class TestBrokerOutage:
         port = free_port()
         settings = {"kafka": {"bootstrap_servers": f"127.0.0.1:{port}", "topics": ["late-logs"],
                               "output_topic": "late-incidents", "dead_letter_topic": "late-dlq",
-                              "retry_backoff_max_seconds": 1.0, "fetch_timeout_ms": 200}}
+                              "retry_backoff_max_seconds": 1.0, "fetch_timeout_ms": 200},
+                    "grouping": {"enabled": False}}
         daemon = start_daemon(tmp_path, settings)
         kafka = load_kafka_script()
         state = tmp_path / "late-broker"

@@ -62,7 +62,7 @@ def _settings(bootstrap: str, topic: str, out: str, dlq: str, group: str, **kafk
     """Daemon settings; one record is one message here (multi-line assembly has its own tests)."""
     return {"kafka": {"bootstrap_servers": bootstrap, "topics": [topic], "output_topic": out,
                       "dead_letter_topic": dlq, "group_id": group, "fetch_timeout_ms": 200, **kafka},
-            "decode": {"multiline": {"enabled": False}}}
+            "decode": {"multiline": {"enabled": False}}, "grouping": {"enabled": False}}
 
 
 def _offline_expected(values: list[bytes], coords: list[tuple[int, int]], topic: str) -> set[tuple[int, int, str]]:

@@ -32,7 +32,7 @@ def _mixed() -> tuple[list[bytes], list[bytes | None], list[str | None]]:
 def _settings(bootstrap: str, topic: str, out: str, dlq: str, group: str) -> dict[str, Any]:
     return {"kafka": {"bootstrap_servers": bootstrap, "topics": [topic], "output_topic": out,
                       "dead_letter_topic": dlq, "group_id": group, "fetch_timeout_ms": 200},
-            "decode": {"multiline": {"idle_timeout_seconds": IDLE_SECONDS}}}
+            "decode": {"multiline": {"idle_timeout_seconds": IDLE_SECONDS}}, "grouping": {"enabled": False}}
 
 
 def _offline(values: list[bytes], keys: list[bytes | None], topic: str) -> set[tuple[int, str]]:

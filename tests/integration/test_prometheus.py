@@ -185,7 +185,7 @@ def settings(bootstrap: str, topic: str, out: str, dlq: str) -> dict[str, Any]:
     """logsig with the default source labels (cluster, namespace); one record is one message."""
     return {"kafka": {"bootstrap_servers": bootstrap, "topics": [topic], "output_topic": out,
                       "dead_letter_topic": dlq, "group_id": f"g-{topic}", "fetch_timeout_ms": 200},
-            "decode": {"multiline": {"enabled": False}}}
+            "decode": {"multiline": {"enabled": False}}, "grouping": {"enabled": False}}
 
 
 class TestDashboardOnPrometheus:

@@ -21,11 +21,36 @@ class TestScan:
         assert 0 == main(["scan", str(path)])
         out, err = capsys.readouterr()
         incidents = [json.loads(line) for line in out.splitlines()]
-        assert [(SEED_ID, "vllm-0", "ml", 2)] == [
-            (i["signature"]["id"], i["source"]["pod"], i["source"]["namespace"], i["source"]["line_number"])
-            for i in incidents]
+        assert [("opened", SEED_ID, "vllm-0", "ml", 2), ("resolved", SEED_ID, "vllm-0", "ml", 2)] == [
+            (i["status"], i["signature"]["id"], i["source"]["pod"], i["source"]["namespace"],
+             i["source"]["line_number"]) for i in incidents]
         assert "scanned 2 records" in err
         assert SEED_ID in err
+
+    def test_scan_groups_a_burst_by_log_time(self, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+        """1,000 OOM lines logged 10 ms apart give one group: opened, one update per 2 s of log time, resolved."""
+        monkeypatch.setenv("LOGSIG_GROUPING__UPDATE_INTERVAL_SECONDS", "2")
+        oom = load_catalog().by_id()[SEED_ID].signature
+        records = [{"@timestamp": 1_746_361_380.0 + i / 100, "log": oom,
+                    "kubernetes": {"pod_name": "vllm-0", "namespace_name": "ml"}} for i in range(1000)]
+        path = tmp_path / "burst.log"
+        path.write_text("".join(json.dumps(r) + "\n" for r in records))
+        assert 0 == main(["scan", str(path)])
+        events = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+        assert [("opened", 1), ("updated", 201), ("updated", 401), ("updated", 601), ("updated", 801),
+                ("resolved", 1000)] == [(e["status"], e["group"]["occurrences"]) for e in events]
+
+    def test_scan_without_grouping_writes_one_event_per_line(
+            self, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+        """grouping.enabled false: every matching line is its own event, with no status."""
+        monkeypatch.setenv("LOGSIG_GROUPING__ENABLED", "false")
+        oom = load_catalog().by_id()[SEED_ID].signature
+        path = tmp_path / "in.log"
+        path.write_text(f"{oom}\n{oom}\n")
+        assert 0 == main(["scan", str(path)])
+        events = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+        assert [(None, 1), (None, 2)] == [(e["status"], e["source"]["line_number"]) for e in events]
 
     def test_missing_file_is_exit_2(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
         """A file that does not exist is reported, exit code 2."""

@@ -40,7 +40,7 @@ class TestBuildIncident:
         assert ("logs", 2, 7, "vllm-0", "gpu-1") == (
             incident.source.topic, incident.source.partition, incident.source.offset,
             incident.source.pod, incident.source.node)
-        assert 1 == incident.schema_version
+        assert 2 == incident.schema_version
 
     def test_event_id_is_deterministic(self) -> None:
         """The same record and signature give the same id; another offset gives another."""

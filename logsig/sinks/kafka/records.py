@@ -41,7 +41,8 @@ def incident_key(incident: Incident) -> bytes:
 
 def incident_record(incident: Incident, topic: str) -> OutRecord:
     """The output record of an incident."""
-    headers = (("logsig.schema_version", b"1"), ("logsig.signature_id", incident.signature.id.encode()))
+    headers = (("logsig.schema_version", str(incident.schema_version).encode()),
+               ("logsig.signature_id", incident.signature.id.encode()))
     return OutRecord(topic=topic, value=incident.to_json(), key=incident_key(incident), headers=headers)
 
 

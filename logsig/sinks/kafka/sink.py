@@ -134,6 +134,8 @@ class KafkaSink:
         s = self.settings
         records = [incident_record(d.incident, s.output_topic) for d in step.detections]
         records.extend(dead_letter_record(f, s.dead_letter_topic, s.dead_letter_max_bytes) for f in step.failures)
+        if s.line_topic and step.lines:
+            records.extend(incident_record(d.incident, s.line_topic) for d in step.lines)
         rejected = await self.produce(records, give_up, sleep)
         if rejected is None:
             return None
