@@ -53,13 +53,14 @@ class TestCompressedInputs:
                                            ("no-extension", gzip.compress)])
     def test_compressed_file_gives_the_plain_files_incidents(
             self, tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str, pack: object) -> None:
-        """gzip and zstd inputs (recognised by magic bytes) give the same incidents as the plain file."""
+        """gzip and zstd inputs (recognised by magic bytes) give the same events as the plain file (two groups,
+        each opened and resolved)."""
         plain = scanned(capsys, str(write(tmp_path, "in.log", LINES.encode())))[1]
         packed = scanned(capsys, str(write(tmp_path, name, pack(LINES.encode()))))[1]  # type: ignore[operator]
         def seen(incidents: list[dict[str, object]]) -> list[tuple[object, ...]]:
             return [(i["signature"]["id"], i["source"]["pod"], i["source"]["line_number"])  # type: ignore[index]
                     for i in incidents]
-        assert (seen(plain), 2) == (seen(packed), len(packed))
+        assert (seen(plain), 4) == (seen(packed), len(packed))
 
     def test_corrupt_gzip_names_the_file(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
         """A file with gzip's magic but no gzip stream exits 2 naming the file."""
@@ -70,8 +71,9 @@ class TestCompressedInputs:
 
 class TestTextFormat:
     def test_text_shows_severity_signature_pod_line_and_top_workaround(
-            self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-        """--format text writes the readable block of each incident."""
+            self, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+        """--format text writes the readable block of each incident (per-line events)."""
+        monkeypatch.setenv("LOGSIG_GROUPING__ENABLED", "false")
         path = write(tmp_path, "in.log", (record(OOM, "2024-08-14T16:06:55Z") + "\n").encode())
         assert 0 == main(["scan", "--format", "text", str(path)])
         top = load_catalog().by_id()["llm/vllm-cuda-oom-during-prefill"].workarounds
@@ -88,9 +90,9 @@ class TestFailOn:
         assert (1, "--fail-on warning: 2 incidents at or above it; failing\n") == (code, err.splitlines(True)[-1])
 
     def test_incidents_below_the_threshold_pass(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-        """--fail-on critical exits 0 when only warnings were found."""
+        """--fail-on critical exits 0 when only warnings were found (two groups, opened and resolved)."""
         code, incidents, _ = scanned(capsys, "--fail-on", "critical", str(write(tmp_path, "in.log", LINES.encode())))
-        assert (0, 2) == (code, len(incidents))
+        assert (0, 4) == (code, len(incidents))
 
     def test_hardware_fault_is_critical(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
         """An Xid 79 line (hardware_error) fails --fail-on critical."""
@@ -105,7 +107,8 @@ class TestTimeWindow:
         path = write(tmp_path, "in.log", LINES.encode())
         code, incidents, err = scanned(capsys, "--since", "2024-08-14T17:00:00Z", "--until", "2024-08-14T19:00:00",
                                        str(path))
-        assert (0, ["vllm-1"]) == (code, [i["source"]["pod"] for i in incidents])  # type: ignore[index]
+        assert (0, [("opened", "vllm-1"), ("resolved", "vllm-1")]) == (
+            code, [(i["status"], i["source"]["pod"]) for i in incidents])  # type: ignore[index]
         assert "left out (log time outside --since/--until, or none): 1 incidents\n" in err
 
     def test_incidents_without_log_time_are_left_out_of_a_window(self) -> None:

@@ -162,3 +162,23 @@ class TestDrain:
         await _run(_daemon(source, first, second))
         assert (True, True, True) == (first.stopped and first.started, second.stopped and second.started,
                                       source.stopped and source.started)
+
+
+class TestGrouping:
+    async def test_unreported_occurrences_hold_the_commit_until_the_drain_reports_them(self) -> None:
+        """Three OOM lines: opened for the first; the commit waits below the two counted ones until shutdown
+        reports them as updated, and then passes them."""
+        from logsig.group.settings import GroupSettings
+        from logsig.group.stage import GroupStage
+
+        sink = RecordingSink()
+        source = FakeSource([[make_record("CUDA out of memory", i) for i in range(3)], []], {("logs", 0)})
+        pipeline = Pipeline(Engine([OOM]), DecodeSettings())
+        daemon = Daemon(source, pipeline, [sink], OffsetTracker(), fresh_metrics(),
+                        grouping=GroupStage(GroupSettings(update_interval_seconds=3600)),
+                        retry_backoff_max_seconds=0.01)
+        source.when_done = daemon.stop_event.set
+        await _run(daemon)
+        events = [(d.incident.status, d.incident.group.occurrences if d.incident.group else 0)
+                  for d in sink.incidents()]
+        assert ([("opened", 1), ("updated", 3)], [{("logs", 0): 1}, {("logs", 0): 3}]) == (events, source.commits)
