@@ -58,6 +58,10 @@ class KafkaSettings(_Section):
     ssl_cafile: Path | None = Field(None, description="CA bundle (PEM) for SSL/SASL_SSL.")
     max_poll_records: int = Field(1000, ge=1, description="Most records taken per batch (records).")
     fetch_timeout_ms: int = Field(500, ge=1, description="Longest wait for a batch (milliseconds).")
+    max_batch_bytes: int = Field(
+        64 * 1024 * 1024, ge=1024,
+        description="Most bytes of record values (after decompression) taken per batch; the rest is read by "
+                    "the next poll (bytes).")
     session_timeout_ms: int = Field(30000, ge=1000, description="Consumer group session timeout (milliseconds).")
     max_poll_interval_ms: int = Field(300000, ge=1000, description="Longest gap between polls (milliseconds).")
     retry_backoff_max_seconds: float = Field(

@@ -119,6 +119,7 @@ FAILURE_REASONS: tuple[str, ...] = (
     "invalid_msgpack",
     "invalid_otlp",
     "too_large",
+    "too_many_events",
     "decode_error",
 )
 """Bounded reasons for ``logsig_records_failed_total{reason}`` and dead-letter headers."""

@@ -51,19 +51,33 @@ def decode_record(record: RawRecord, settings: DecodeSettings) -> DecodeResult:
         value = record.value
         if not value:
             return failed(record, "empty_value", "record value is empty")
+        if len(value) > settings.max_value_bytes:
+            return failed(record, "too_large", f"record value is {len(value)} bytes after decompression, over "
+                          f"decode.max_value_bytes={settings.max_value_bytes}")
         topic = record.origin.topic
-        ctx = Context(record, settings.cluster_for(topic), settings.max_record_bytes)
-        return _numbered(_DECODERS[settings.envelope_for(topic)](value, ctx))
+        ctx = Context(record, settings.cluster_for(topic), settings.max_record_bytes, settings.max_events_per_record)
+        return _bounded(_DECODERS[settings.envelope_for(topic)](value, ctx), ctx)
     except Exception as error:  # the decode stage reports, it never raises
         return failed(record, "decode_error", f"{type(error).__name__}: {error}")
 
 
-def _numbered(result: DecodeResult) -> DecodeResult:
-    """``result`` with each event's ``position`` in its record set (part of its ``event_id``)."""
+def _bounded(result: DecodeResult, ctx: Context) -> DecodeResult:
+    """``result`` with each event's ``position`` in its record set (part of its ``event_id``), and
+    at most ``ctx.max_events`` events: past that, the record is also a ``too_many_events`` failure."""
     if len(result.events) < 2:
         return result
-    events = tuple(replace(event, position=i) for i, event in enumerate(result.events))
-    return DecodeResult(events, result.failure, result.truncated)
+    failure = result.failure
+    events = result.events
+    if len(events) > ctx.max_events and failure is None:
+        failure = _too_many(ctx).failure
+        events = events[:ctx.max_events]
+    events = tuple(replace(event, position=i) for i, event in enumerate(events))
+    return DecodeResult(events, failure, result.truncated)
+
+
+def _too_many(ctx: Context) -> DecodeResult:
+    return failed(ctx.record, "too_many_events", f"record holds more than decode.max_events_per_record="
+                  f"{ctx.max_events} events; the first {ctx.max_events} were matched")
 
 
 def _auto(value: bytes, ctx: Context) -> DecodeResult:
@@ -112,7 +126,9 @@ def _broken_json(value: bytes, ctx: Context, strict: bool, error: orjson.JSONDec
 def _ndjson(body: bytes, ctx: Context) -> DecodeResult | None:
     """Several JSON maps, one a line, as one result; None unless every line is a map."""
     results = []
-    for line in body.split(b"\n"):
+    lines = body.split(b"\n", ctx.max_events)
+    more = len(lines) > ctx.max_events and bool(lines[-1].strip())
+    for line in lines[:ctx.max_events]:
         if not line.strip():
             continue
         try:
@@ -125,7 +141,8 @@ def _ndjson(body: bytes, ctx: Context) -> DecodeResult | None:
     failures = [result for result in results if result.failure is not None]
     if failures:
         return failures[0]
-    return succeeded(tuple(event for result in results for event in result.events))
+    events = tuple(event for result in results for event in result.events)
+    return DecodeResult(events, _too_many(ctx).failure, any(e.truncated for e in events)) if more else succeeded(events)
 
 
 def _json_other(value: bytes, ctx: Context) -> DecodeResult:

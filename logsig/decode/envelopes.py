@@ -62,12 +62,13 @@ _SHIPPER_KEYS = frozenset(
 class Context:
     """What every decoder of one record needs besides the value."""
 
-    __slots__ = ("cluster", "max_bytes", "record")
+    __slots__ = ("cluster", "max_bytes", "max_events", "record")
 
-    def __init__(self, record: RawRecord, cluster: str | None, max_bytes: int) -> None:
+    def __init__(self, record: RawRecord, cluster: str | None, max_bytes: int, max_events: int = 10_000) -> None:
         self.record = record
         self.cluster = cluster
         self.max_bytes = max_bytes
+        self.max_events = max_events
 
 
 def find_text(obj: dict[str, Any]) -> str | None:

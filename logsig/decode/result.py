@@ -12,9 +12,10 @@ class DecodeResult:
     """What one record decoded to.
 
     events: the log messages it holds, in order (several for an OTLP batch or an NDJSON value;
-    none on failure); failure: why it could not be decoded (it then goes to the dead-letter
-    topic), else None; truncated: some message text was longer than ``max_record_bytes`` and
-    was cut for matching (the affected events also have ``truncated`` set).
+    none on failure, except ``too_many_events``: then the first ``max_events_per_record``);
+    failure: why it could not be decoded whole (it then goes to the dead-letter topic), else None;
+    truncated: some message text was longer than ``max_record_bytes`` and was cut for matching
+    (the affected events also have ``truncated`` set).
     """
 
     events: tuple[LogEvent, ...] = ()

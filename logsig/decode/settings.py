@@ -109,6 +109,20 @@ class DecodeSettings(BaseModel):
         description="Most bytes of a record's message text used for matching; longer text is "
         "truncated (and counted as truncated), never dropped.",
     )
+    max_value_bytes: int = Field(
+        default=16 * 1024 * 1024,
+        ge=1024,
+        description="Most bytes of one record value after decompression that is decoded; a larger "
+        "value (a compression bomb: the broker's size limit applies to the compressed batch) is "
+        "not decoded but goes to the dead-letter topic as ``too_large``.",
+    )
+    max_events_per_record: int = Field(
+        default=10_000,
+        ge=1,
+        description="Most events (count) one record value may decode to (NDJSON lines, OTLP log "
+        "records); the first this many are matched and the record goes to the dead-letter topic as "
+        "``too_many_events``.",
+    )
     multiline: MultilineSettings = Field(
         default_factory=MultilineSettings,
         description="Multi-line assembly bounds.",

@@ -29,6 +29,23 @@ class _Listener(ConsumerRebalanceListener):  # type: ignore[misc]
         await self._assigned({(tp.topic, tp.partition) for tp in assigned})
 
 
+def within_bytes(records: list[RawRecord], max_bytes: int) -> tuple[list[RawRecord], dict[TP, int]]:
+    """The leading ``records`` whose values (bytes after decompression) add up to at most ``max_bytes``
+    (always the first one), and, per partition left out, the first offset not taken (to seek back to)."""
+    total, cut = 0, len(records)
+    for i, record in enumerate(records):
+        total += len(record.value or b"") + len(record.key or b"")
+        if total > max_bytes and i > 0:
+            cut = i
+            break
+    rewind: dict[TP, int] = {}
+    for record in records[cut:]:
+        o = record.origin
+        if o.topic is not None and o.partition is not None and o.offset is not None:
+            rewind.setdefault((o.topic, o.partition), o.offset)
+    return records[:cut], rewind
+
+
 def _key_text(key: bytes | None) -> str | None:
     return None if key is None else key.decode("utf-8", errors="replace")
 
@@ -72,7 +89,9 @@ class KafkaSource:
         return self._consumer
 
     async def poll(self) -> list[RawRecord]:
-        """The next batch (at most ``max_poll_records``), waiting up to ``fetch_timeout_ms``."""
+        """The next batch (at most ``max_poll_records`` records and about ``max_batch_bytes`` of values
+        after decompression), waiting up to ``fetch_timeout_ms``. Records past the byte bound are
+        read again by the next poll (their partitions are sought back to them)."""
         batches = await self.consumer.getmany(timeout_ms=self.settings.fetch_timeout_ms,
                                               max_records=self.settings.max_poll_records)
         out: list[RawRecord] = []
@@ -82,7 +101,10 @@ class KafkaSource:
                                 timestamp_ms=m.timestamp, key=_key_text(m.key))
                 out.append(RawRecord(value=m.value, origin=origin, key=m.key,
                                      headers=tuple(m.headers or ())))
-        return out
+        taken, rewind = within_bytes(out, self.settings.max_batch_bytes)
+        for (topic, partition), offset in rewind.items():
+            self.consumer.seek(TopicPartition(topic, partition), offset)
+        return taken
 
     def assignment(self) -> set[TP]:
         """The partitions assigned to this member now."""

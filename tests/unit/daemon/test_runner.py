@@ -65,6 +65,15 @@ class TestDelivery:
                   _sample(daemon, "logsig_records_failed_total", reason="empty_value"))
         assert (0.0, 0.0, 1.0, 1.0) == counts
 
+    async def test_record_past_the_event_bound_is_dead_lettered_and_committed(self) -> None:
+        """A record expanding to 20,000 NDJSON lines gives 10,000 incidents, one dead letter, and the offset moves on."""
+        line = b'{"log": "CUDA out of memory"}'
+        sink = RecordingSink()
+        source = FakeSource([[make_record(b"\n".join([line] * 20_000), 0)]], {("logs", 0)})
+        await _run(_daemon(source, sink))
+        assert (10_000, ["too_many_events"], {("logs", 0): 1}) == (
+            len(sink.incidents()), [f.reason for f in sink.dead_letters()], source.committed())
+
     async def test_delivered_incidents_are_counted_per_sink(self) -> None:
         """Each acknowledged incident counts once under the first sink's name."""
         daemon = _daemon(FakeSource([[make_record("CUDA out of memory", 0)] * 1], {("logs", 0)}))

@@ -174,3 +174,31 @@ class TestTruncation:
         value = orjson.dumps({"log": "y" * 4000, "kubernetes": {"pod_name": "p"}})
         event = decode(value, settings).events[0]
         assert ("p", 1024, True) == (event.source.pod, len(event.message), event.truncated)
+
+
+class TestBombs:
+    def test_ndjson_past_the_event_bound_matches_the_first_events_and_dead_letters_the_record(self) -> None:
+        """1,000 NDJSON lines against a bound of 100: 100 events, and the record is a ``too_many_events`` failure."""
+        value = b"\n".join(orjson.dumps({"log": f"line {i}"}) for i in range(1000))
+        result = decode(value, DecodeSettings(max_events_per_record=100))
+        assert (100, "too_many_events") == (len(result.events), result.failure.reason if result.failure else None)
+
+    def test_otlp_batch_past_the_event_bound_is_cut(self) -> None:
+        """An OTLP/JSON batch of 5 log records against a bound of 3 gives 3 events and a failure."""
+        logs = [{"body": {"stringValue": f"m{i}"}} for i in range(5)]
+        value = orjson.dumps({"resourceLogs": [{"scopeLogs": [{"logRecords": logs}]}]})
+        result = decode(value, DecodeSettings(max_events_per_record=3))
+        assert (["m0", "m1", "m2"], "too_many_events") == (
+            [e.message for e in result.events], result.failure.reason if result.failure else None)
+
+    def test_value_past_the_decompressed_bound_is_not_decoded(self) -> None:
+        """A value over ``max_value_bytes`` after decompression is a ``too_large`` failure with no events."""
+        value = b"\n".join(orjson.dumps({"log": OOM}) for _ in range(100))
+        result = decode(value, DecodeSettings(max_value_bytes=1024))
+        assert (0, "too_large") == (len(result.events), result.failure.reason if result.failure else None)
+
+    def test_ndjson_within_the_bound_is_no_failure(self) -> None:
+        """Exactly ``max_events_per_record`` lines decode whole, with no failure."""
+        value = b"\n".join(orjson.dumps({"log": f"line {i}"}) for i in range(100)) + b"\n"
+        result = decode(value, DecodeSettings(max_events_per_record=100))
+        assert (100, None) == (len(result.events), result.failure)
