@@ -29,6 +29,7 @@ from logsig import config_hints
 from logsig.decode.settings import DecodeSettings
 from logsig.errors import ConfigError
 from logsig.group.settings import GroupSettings
+from logsig.matchers.engine.store import CompileCache, default_cache_dir
 
 
 class _Section(BaseModel):
@@ -104,6 +105,16 @@ class CatalogSettings(_Section):
     paths: list[Path] = Field(default_factory=list, description="Extra catalog files or directories.")
     reload_interval_seconds: float = Field(
         0.0, ge=0, description="Check the catalog files for changes this often (seconds; 0 = never).")
+    cache_dir: Path = Field(
+        default_factory=default_cache_dir,
+        description="Where compiled catalogs are kept between runs (default: logsig/compiled under the "
+                    "user's cache directory, $XDG_CACHE_HOME or ~/.cache).")
+    cache_max_entries: int = Field(
+        8, ge=0, description="Compiled catalogs kept in cache_dir, least recently used removed first (0 = no cache).")
+
+    def compile_cache(self) -> CompileCache | None:
+        """The on-disk compile cache these settings describe (None when ``cache_max_entries`` is 0)."""
+        return CompileCache(self.cache_dir, self.cache_max_entries) if self.cache_max_entries else None
 
 
 class MatchingSettings(_Section):

@@ -1,4 +1,4 @@
-"""The ``logsig`` command line: run, scan, schema, config show, catalog check|test|lint, explain.
+"""The ``logsig`` command line: run, scan, schema, config show, catalog check|test|lint|list|show|warm, explain.
 
 Exit codes: 0 success; 1 a check found problems (catalog check/test/lint); 2 bad usage, settings
 or catalog (the message says which key, file or record).
@@ -18,17 +18,10 @@ import yaml
 from logsig import __version__
 from logsig.cli import catalog as catalog_cmd
 from logsig.cli import scan as scan_cmd
-from logsig.config import Settings, load_settings, masked_dump
+from logsig.cli.common import add_cache_arg, add_catalog_args, with_catalog_args
+from logsig.config import load_settings, masked_dump
 from logsig.errors import LogsigError
 from logsig.incident import incident_json_schema
-from logsig.matchers.catalog.loader import Catalog, load_catalog
-
-
-def _add_catalog_args(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--catalog", action="append", default=[], metavar="PATH",
-                        help="extra catalog file or directory (repeatable), added to the built-in one")
-    parser.add_argument("--no-builtin", action="store_true", help="do not load the built-in catalog")
-
 
 DESCRIPTION = "Match known failures in LLM inference-server logs: run (Kafka daemon), scan (files), catalog tools."
 EPILOG = """exit codes:
@@ -47,37 +40,26 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run the daemon: Kafka in, incidents out")
     run.add_argument("--config", type=Path, help="settings YAML file")
-    _add_catalog_args(run)
-    scan_cmd.add_parser(sub, _add_catalog_args)
+    add_catalog_args(run)
+    add_cache_arg(run)
+    scan_cmd.add_parser(sub, add_catalog_args)
     sub.add_parser("schema", help="print the incident event's JSON Schema")
     config = sub.add_parser("config", help="settings")
     config_sub = config.add_subparsers(dest="config_command", required=True)
     show = config_sub.add_parser("show", help="print the effective settings, secrets masked")
     show.add_argument("--config", type=Path, help="settings YAML file")
-    catalog_cmd.add_parsers(sub, _add_catalog_args)
+    catalog_cmd.add_parsers(sub, add_catalog_args)
     return parser
 
 
-def _catalog(settings: Settings, args: argparse.Namespace) -> Catalog:
-    paths = [*settings.catalog.paths, *map(Path, args.catalog)]
-    return load_catalog(paths, builtin=settings.catalog.builtin and not args.no_builtin)
-
-
 def _cmd_scan(args: argparse.Namespace) -> int:
-    return scan_cmd.cmd_scan(args, _catalog)
+    return scan_cmd.cmd_scan(args)
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
     from logsig.daemon.runner import run_daemon
 
-    settings = load_settings(args.config)
-    extra = [Path(p) for p in args.catalog]
-    if extra or args.no_builtin:
-        catalog = settings.catalog.model_copy(update={
-            "paths": [*settings.catalog.paths, *extra],
-            "builtin": settings.catalog.builtin and not args.no_builtin})
-        settings = settings.model_copy(update={"catalog": catalog})
-    return run_daemon(settings)
+    return run_daemon(with_catalog_args(load_settings(args.config), args))
 
 
 def _cmd_schema(_: argparse.Namespace) -> int:

@@ -1,4 +1,4 @@
-"""``logsig catalog check|test|lint|list|show`` and ``logsig explain``: tools for signature authors.
+"""``logsig catalog check|test|lint|list|show|warm`` and ``logsig explain``: tools for signature authors.
 
 Every catalog sub-command given no PATH works on the built-in catalog.
 """
@@ -14,6 +14,8 @@ from typing import Any
 
 import yaml
 
+from logsig.cli.common import add_cache_arg
+from logsig.cli.warm import cmd_warm
 from logsig.errors import CatalogError
 from logsig.matchers.catalog.loader import Catalog, load_catalog
 from logsig.matchers.engine.engine import Engine
@@ -39,6 +41,10 @@ def add_parsers(sub: Any, add_catalog_args: Callable[[argparse.ArgumentParser], 
     show = csub.add_parser("show", help="print one signature as the engine sees it (YAML)")
     show.add_argument("id", help="signature id, e.g. llm/vllm-cuda-oom-during-prefill")
     show.add_argument("paths", nargs="*", type=Path, help="catalog files or directories (default: built-in)")
+    warm = csub.add_parser("warm", help="compile the catalog run would load into the on-disk compile cache")
+    warm.add_argument("--config", type=Path, help="settings YAML file (catalog and matching sections)")
+    add_catalog_args(warm)
+    add_cache_arg(warm)
     lint = csub.choices["lint"]
     lint.add_argument("--benign", type=Path, action="append", default=[],
                       help="file of benign lines (one per line) no signature may match (repeatable)")
@@ -200,7 +206,8 @@ def cmd_explain(args: argparse.Namespace) -> int:
 
 
 def _cmd_catalog(args: argparse.Namespace) -> int:
-    commands = {"check": cmd_check, "test": cmd_test, "lint": cmd_lint, "list": cmd_list, "show": cmd_show}
+    commands = {"check": cmd_check, "test": cmd_test, "lint": cmd_lint, "list": cmd_list, "show": cmd_show,
+                "warm": cmd_warm}
     return commands[args.catalog_command](args)
 
 

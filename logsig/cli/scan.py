@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from logsig.cli.common import add_cache_arg, with_catalog_args
 from logsig.severity import SEVERITIES
 
 FORMATS = ("json", "text")
@@ -31,22 +32,26 @@ def add_parser(sub: Any, add_catalog_args: Callable[[argparse.ArgumentParser], N
                       help="keep incidents logged at or after TIME (ISO 8601, or a duration before now: 30m, 2h, 7d)")
     scan.add_argument("--until", metavar="TIME", help="keep incidents logged before TIME (same forms)")
     add_catalog_args(scan)
+    add_cache_arg(scan)
 
 
-def cmd_scan(args: argparse.Namespace, catalog: Callable[..., Any]) -> int:
+def cmd_scan(args: argparse.Namespace) -> int:
     """Scan; exit 0, 1 when ``--fail-on`` found incidents, 2 when an input cannot be read."""
     from logsig.config import load_settings
     from logsig.daemon.reload import settle_heap
     from logsig.group.stage import GroupStage
+    from logsig.matchers.catalog.loader import load_catalog
     from logsig.matchers.engine.engine import Engine
     from logsig.pipeline import Pipeline
     from logsig.scan import ScanOptions, TimeWindow, parse_time, scan
 
-    settings = load_settings(args.config)
+    settings = with_catalog_args(load_settings(args.config), args)
     window = TimeWindow(parse_time(args.since) if args.since else None,
                         parse_time(args.until) if args.until else None)
     options = ScanOptions(format=args.format, window=window, fail_on=args.fail_on)
-    engine = Engine(catalog(settings, args).signatures, max_message_bytes=settings.matching.max_message_bytes)
+    catalog = load_catalog(settings.catalog.paths, builtin=settings.catalog.builtin)
+    engine = Engine(catalog.signatures, max_message_bytes=settings.matching.max_message_bytes,
+                    cache=settings.catalog.compile_cache())
     settle_heap()
     pipeline = Pipeline(engine, settings.decode)
     try:

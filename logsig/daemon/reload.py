@@ -46,6 +46,7 @@ class CatalogWatcher:
     def __init__(self, settings: CatalogSettings, max_message_bytes: int) -> None:
         self.settings = settings
         self.max_message_bytes = max_message_bytes
+        self.cache = settings.compile_cache()
         self._paths = ([builtin_path()] if settings.builtin else []) + list(settings.paths)
         self._fingerprint: Fingerprint = ()
         self._checked = time.monotonic()
@@ -53,7 +54,7 @@ class CatalogWatcher:
 
     def _compile(self) -> Engine:
         catalog = load_catalog(self.settings.paths, builtin=self.settings.builtin)
-        engine = Engine(catalog.signatures, max_message_bytes=self.max_message_bytes)
+        engine = Engine(catalog.signatures, max_message_bytes=self.max_message_bytes, cache=self.cache)
         settle_heap()
         return engine
 

@@ -46,8 +46,17 @@ class TestDockerfile:
         """The final stage copies the built environment; it runs no package manager or compiler."""
         runs = " ".join(args for op, args in final_stage() if op == "RUN")
         copies = [args for op, args in final_stage() if op == "COPY"]
-        assert ([], ["--from=build /opt/logsig /opt/logsig"]) == (
+        assert ([], ["--from=build /opt/logsig /opt/logsig",
+                     "--from=build --chown=10001:10001 /var/cache/logsig /var/cache/logsig"]) == (
             re.findall(r"\b(apt-get|apk|pip|gcc|make)\b", runs), copies)
+
+    def test_build_stage_warms_the_compile_cache_the_runtime_ships(self) -> None:
+        """The build runs `logsig catalog warm` into the cache directory both stages name, which the runtime copies."""
+        stages = " ".join(args for op, args in instructions() if op in ("ENV", "RUN"))
+        runtime_env = " ".join(args for op, args in final_stage() if op == "ENV")
+        assert (2, True, True) == (stages.count("LOGSIG_CATALOG__CACHE_DIR=/var/cache/logsig"),
+                                   "logsig catalog warm" in stages,
+                                   "LOGSIG_CATALOG__CACHE_DIR=/var/cache/logsig" in runtime_env)
 
     def test_build_context_copies_only_what_dockerignore_lets_through(self) -> None:
         """.dockerignore starts from nothing and lets exactly the COPY sources (which exist) through."""

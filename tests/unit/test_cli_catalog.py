@@ -98,3 +98,35 @@ class TestWarnings:
         assert 0 == main(["config", "show"])
         assert ("logsig: warning: environment variable LOGSIG_COLOUR names no setting and is ignored (settings are "
                 "LOGSIG_<SECTION>__<KEY>, e.g. LOGSIG_KAFKA__BOOTSTRAP_SERVERS)\n") == capsys.readouterr().err
+
+
+class TestCatalogWarm:
+    def test_warm_compiles_then_finds_the_entry_cached(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        """The first warm compiles into --cache-dir; the next (a new process) finds the same entry already cached."""
+        from logsig.matchers.engine.compiled import clear_cache
+
+        site = tmp_path / "site.yaml"
+        site.write_text(SITE_RECORD, encoding="utf-8")
+        argv = ["catalog", "warm", "--no-builtin", "--catalog", str(site), "--cache-dir", str(tmp_path / "cache")]
+        clear_cache()
+        first = (main(argv), capsys.readouterr().out)
+        clear_cache()
+        second = (main(argv), capsys.readouterr().out)
+        entries = sorted(p.name for p in (tmp_path / "cache").iterdir())
+        assert (0, "1 signatures compiled", 0, f"1 signatures already cached: {tmp_path / 'cache' / entries[0]}\n",
+                1) == (first[0], first[1].split(" in ")[0], second[0], second[1], len(entries))
+
+    def test_warm_with_the_cache_off_is_a_usage_error(self, monkeypatch: pytest.MonkeyPatch,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+        """With catalog.cache_max_entries 0 there is nothing to warm: exit 2 saying why."""
+        monkeypatch.setenv("LOGSIG_CATALOG__CACHE_MAX_ENTRIES", "0")
+        assert (2, "logsig: the compile cache is off (catalog.cache_max_entries is 0)\n") == (
+            main(["catalog", "warm"]), capsys.readouterr().err)
+
+    def test_default_cache_dir_is_under_the_user_cache_directory(self, monkeypatch: pytest.MonkeyPatch,
+                                                                  tmp_path: Path) -> None:
+        """Without a setting, compiled catalogs go to $XDG_CACHE_HOME/logsig/compiled."""
+        from logsig.config import load_settings
+
+        monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+        assert tmp_path / "logsig" / "compiled" == load_settings().catalog.cache_dir

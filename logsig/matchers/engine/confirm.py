@@ -49,17 +49,26 @@ class Found:
 
 
 class Confirmer:
-    """Phase two for one signature. ``python`` is the compiled catalog regex.
+    """Phase two for one signature. ``python``: the compiled catalog regex, compiled on first
+    use when not given (only the guarded fallback needs it; ``re.compile`` of a thousand regexes
+    costs a quarter of a second at start-up).
 
-    Shared by every Engine of the same catalog; its lazy RE2 compile is idempotent, and RE2
+    Shared by every Engine of the same catalog; its lazy compiles are idempotent, and RE2
     objects may be searched from several threads.
     """
 
-    def __init__(self, translation: Translation, python: re.Pattern[str]) -> None:
+    def __init__(self, translation: Translation, python: re.Pattern[str] | None = None) -> None:
         self.translation = translation
-        self.python = python
+        self._python = python
         self._re2: Any = None
         self.re2_error: str | None = None
+
+    @property
+    def python(self) -> re.Pattern[str]:
+        """The catalog regex compiled by Python ``re`` (on first use)."""
+        if self._python is None:
+            self._python = re.compile(self.translation.source)
+        return self._python
 
     def compile_re2(self) -> bool:
         """Compile the RE2 pattern now; False (and ``re2_error`` set) if RE2 rejects it."""

@@ -28,8 +28,10 @@ take exponential time even on the fallback's window (``^(a+)+(?=c)`` took 81 s o
 31-character line). Fallback signatures without that shape (a simple look-ahead) load, and
 ``catalog lint`` warns about them. The rule: :func:`logsig.matchers.engine.hazards.backtracking_hazard`.
 
-Compiling is cached by a fingerprint of (id, regex) pairs and the limits: an Engine built
-again for an unchanged catalog (a reload) reuses the compiled databases (:mod:`.compiled`).
+Compiling is cached by a fingerprint of (id, regex) pairs, the limits and the libraries'
+versions: an Engine built again for an unchanged catalog (a reload) reuses the compiled
+databases, and with ``cache`` (a :class:`~logsig.matchers.engine.store.CompileCache`) the next
+process reads them from disk instead of compiling (:mod:`.compiled`).
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from dataclasses import dataclass
 
 from logsig.matchers.engine.compiled import Compiled, compile_catalog
 from logsig.matchers.engine.confirm import Found
+from logsig.matchers.engine.store import CompileCache
 from logsig.matchers.signature import Signature
 
 
@@ -97,17 +100,20 @@ class _Texts:
 class Engine:
     """A catalog compiled for matching. Raises ``re.error`` if a regex does not parse.
 
+    cache: where compiled catalogs are kept between processes (None: memory only).
+
     One thread at a time per Engine (it owns one Vectorscan scratch space); Engines built for
     the same catalog share the compiled form and may run in different threads.
     """
 
-    def __init__(self, signatures: Sequence[Signature], *, max_message_bytes: int = 65536) -> None:
+    def __init__(self, signatures: Sequence[Signature], *, max_message_bytes: int = 65536,
+                 cache: CompileCache | None = None) -> None:
         self.signatures = tuple(signatures)
         self.max_message_bytes = max_message_bytes
         self.phase_two_seconds: dict[str, float] = {sig.id: 0.0 for sig in self.signatures}
         self.truncated_messages = 0
         self.compiled: Compiled = compile_catalog(
-            [(sig.id, sig.regex) for sig in self.signatures], max_message_bytes)
+            [(sig.id, sig.regex) for sig in self.signatures], max_message_bytes, cache)
         self._scratch = self.compiled.prefilter.scratch()
 
     def match(self, message: str) -> list[Match]:

@@ -27,10 +27,25 @@ from __future__ import annotations
 import bisect
 import itertools
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import hyperscan
 
 FLAGS = hyperscan.HS_FLAG_MULTILINE
+
+
+@dataclass(frozen=True)
+class PrefilterState:
+    """A compiled :class:`Prefilter` as plain data, for the on-disk compile cache.
+
+    database: ``hyperscan.dumpb`` of the database (None when no pattern compiled); the other
+    fields as the Prefilter's attributes.
+    """
+
+    database: bytes | None
+    always: tuple[int, ...]
+    prefilter_mode: tuple[int, ...]
+    failures: dict[int, str]
 
 
 class Prefilter:
@@ -46,6 +61,25 @@ class Prefilter:
         self._database, flags = self._build(wanted)
         self.always = tuple(i for i in range(len(patterns)) if i not in flags)
         self.prefilter_mode = tuple(i for i, f in flags.items() if f & hyperscan.HS_FLAG_PREFILTER)
+
+    def state(self) -> PrefilterState:
+        """This prefilter as plain data (the database serialised by ``hyperscan.dumpb``)."""
+        database = None if self._database is None else bytes(hyperscan.dumpb(self._database))
+        return PrefilterState(database, self.always, self.prefilter_mode, dict(self.failures))
+
+    @classmethod
+    def restore(cls, state: PrefilterState) -> Prefilter:
+        """The prefilter ``state`` was taken from, without compiling.
+
+        Raises ``hyperscan.error`` if the database does not deserialise (damaged, or built by
+        another Vectorscan version or for another platform).
+        """
+        prefilter = cls.__new__(cls)
+        prefilter._database = None if state.database is None else hyperscan.loadb(
+            state.database, hyperscan.HS_MODE_BLOCK)
+        prefilter.always, prefilter.prefilter_mode = state.always, state.prefilter_mode
+        prefilter.failures = dict(state.failures)
+        return prefilter
 
     def _build(self, wanted: dict[int, bytes]) -> tuple[hyperscan.Database | None, dict[int, int]]:
         flags = {i: FLAGS for i in wanted}
