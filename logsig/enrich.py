@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from functools import lru_cache
 
+from logsig.group.template import fingerprint_of_template, template
 from logsig.incident import (
     DeadEndOut,
     Incident,
@@ -164,6 +165,8 @@ def build_incident(event: LogEvent, matches: Sequence[Match], detected_at: datet
     primary, others = ranked[0], ranked[1:]
     sig = primary.signature
     graph = sig.transition_graph
+    match = _match_out(event, ranked)
+    masked = template(match.line)
     return Incident(
         event_id=event_id(event.origin, event.message, sig.id, event.position),
         detected_at=detected_at,
@@ -176,10 +179,13 @@ def build_incident(event: LogEvent, matches: Sequence[Match], detected_at: datet
         transitions=TransitionsOut(leads_to=list(graph.leads_to), preceded_by=list(graph.preceded_by),
                                    frequently_confused_with=list(graph.frequently_confused_with)),
         also_matched=[m.signature.id for m in others],
-        match=_match_out(event, ranked),
+        match=match,
         context=bounded_context(event.context),
         source=_source(event),
         server=_server(server, sig),
+        tier=sig.tier,
+        fingerprint=fingerprint_of_template(masked),
+        template=masked,
     )
 
 

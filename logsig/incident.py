@@ -149,7 +149,12 @@ class Incident(_Frozen):
     """One detected failure. A grouped event (``status`` set) has ``event_id`` = hash of the group
     key, the group's first occurrence, the status and the occurrence count; a per-line event
     (``status`` null) has the hash of its record and signature. Either way a redelivered or replayed
-    event keeps its id, so consumers can drop duplicates."""
+    event keeps its id, so consumers can drop duplicates.
+
+    ``tier`` says how well the failure is known: ``specific`` (a signature for this failure) or
+    ``generic`` (only a signature for its class matched: an unclassified failure). ``template`` is
+    ``match.line`` with its variable parts masked and ``fingerprint`` its hash (16 hex characters),
+    equal for the same failure on another pod, rank or day (``logsig.group.template``)."""
 
     schema_version: Literal[2] = SCHEMA_VERSION
     event_id: str
@@ -172,6 +177,9 @@ class Incident(_Frozen):
     status: Status | None = Field(None, description="Null on a per-line event.")
     group: GroupOut | None = None
     caused_by: CauseOut | None = None
+    tier: Literal["specific", "generic"] = "specific"
+    fingerprint: str = Field(default="", description="BLAKE2b-64 (16 hex) of template.")
+    template: str = Field(default="", description="match.line with numbers, ids, paths, times... masked.")
 
     def to_json(self) -> bytes:
         """The event as compact JSON bytes (orjson; datetimes RFC 3339 with ``Z``-free ``+00:00``)."""

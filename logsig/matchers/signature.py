@@ -7,7 +7,8 @@ so that a record round-trips unchanged through :meth:`Signature.to_record`.
 logsig adds four optional fields of its own:
 
 - ``priority`` (int, default 0): when several signatures match one message, the highest
-  priority is the incident's primary signature (see ``logsig.enrich``);
+  priority is the incident's primary signature (see ``logsig.enrich``); a priority of
+  :data:`GENERIC_PRIORITY` or lower puts a signature in the generic tier (:attr:`Signature.tier`);
 - ``servers`` (list of str): the inference servers or layers whose logs print the message
   (``vllm``, ``sglang``, ``tgi``, ``trtllm``, ``triton``, ``ollama``, ``llamacpp``, ``pytorch``,
   ``nccl``, ``nvidia-driver``, ``k8s``);
@@ -41,6 +42,15 @@ CATEGORIES: tuple[str, ...] = (
     "scheduling_error",
 )
 """The documented category vocabulary (``logsig catalog lint`` warns on others)."""
+
+GENERIC_PRIORITY = -100
+"""Signatures at this priority or lower name a class of failure, not one message: the generic tier.
+
+They are primary only when nothing specific matches (specific catch-alls and cascades use -5 and
+-10); the built-in family is ``builtin/generic/`` (domain ``generic``)."""
+
+Tier = Literal["specific", "generic"]
+"""``specific``: a signature for one known failure; ``generic``: a class of failure (see above)."""
 
 ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9_.-]*/[a-z0-9][a-z0-9_.-]*$")
 """Signature ids are ``<domain>/<slug>``, lower case."""
@@ -150,6 +160,11 @@ class Signature(BaseModel):
         if isinstance(value, bool):
             return "yes" if value else "no"
         return value
+
+    @property
+    def tier(self) -> Tier:
+        """``generic`` when ``priority <= GENERIC_PRIORITY``, else ``specific``."""
+        return "generic" if self.priority <= GENERIC_PRIORITY else "specific"
 
     @property
     def domain_name(self) -> str:

@@ -1,5 +1,6 @@
 """Enrichment: incidents built from the seed signature and ranking of several matches."""
 
+from dataclasses import replace
 from datetime import UTC, datetime
 
 import orjson
@@ -8,7 +9,8 @@ from logsig.decode.settings import DecodeSettings, MultilineSettings
 from logsig.enrich import build_incident, event_id, rank
 from logsig.matchers.catalog.loader import load_catalog
 from logsig.matchers.engine.engine import Engine, Match
-from logsig.matchers.signature import Signature
+from logsig.group.template import fingerprint, template
+from logsig.matchers.signature import GENERIC_PRIORITY, Signature
 from logsig.pipeline import Pipeline
 from logsig.records import LogEvent, Origin, RawRecord, Source
 
@@ -59,6 +61,33 @@ class TestBuildIncident:
         assert {"requested_bytes": "2.00 GiB"} == incident.match.captures
         assert {"requested_bytes": 2 * 1024**3} == incident.match.values
         assert "Tried to allocate 2.00 GiB" == incident.match.matched_text
+
+
+class TestGrouping:
+    """Every incident carries its tier, template and fingerprint."""
+
+    def test_specific_incident_has_template_and_fingerprint(self) -> None:
+        """The seed's incident is specific; its template masks the numbers of the line."""
+        seed = _seed()
+        line = seed.signature
+        incident = build_incident(_event(line), Engine([seed]).match(line), NOW)
+        assert ("specific", fingerprint(line), template(line)) == (incident.tier, incident.fingerprint, incident.template)
+        assert "Tried to allocate <SIZE>" in incident.template
+
+    def test_generic_primary_gives_a_generic_incident(self) -> None:
+        """A line only a generic-tier signature matches gives a ``generic`` incident."""
+        sig = Signature(id="generic/t", signature="s", regex=r"\w+Error: ", priority=GENERIC_PRIORITY)
+        line = "KeyError: 'layers.0.mlp.down_proj.weight_scale'"
+        incident = build_incident(_event(line), Engine([sig]).match(line), NOW)
+        assert ("generic", "KeyError: '<STR>'") == (incident.tier, incident.template)
+
+    def test_fingerprint_is_of_the_key_line(self) -> None:
+        """For a multi-line event the template is of ``line`` (the exception line), not the message."""
+        sig = Signature(id="generic/t", signature="s", regex=r"\w+Error: ", priority=GENERIC_PRIORITY)
+        message = "Traceback (most recent call last):\n  File \"x.py\", line 3, in f\nValueError: bad 7"
+        event = replace(_event(message), line="ValueError: bad 7")
+        incident = build_incident(event, Engine([sig]).match(message), NOW)
+        assert fingerprint("ValueError: bad 8") == incident.fingerprint
 
 
 class TestRank:

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from logsig.matchers.signature import Signature
+from logsig.matchers.signature import GENERIC_PRIORITY, Signature
 
 SEED = Path(__file__).parents[3] / "logsig/matchers/catalog/builtin/llm/vllm-cuda-oom-during-prefill.json"
 
@@ -45,3 +45,9 @@ class TestSignature:
         """An empty or blank regex is an error."""
         with pytest.raises(ValidationError, match="regex is empty"):
             Signature.model_validate({"id": "x/y", "signature": "s", "regex": "  "})
+
+    def test_tier_follows_priority(self) -> None:
+        """Priority GENERIC_PRIORITY or lower is the generic tier; above it, specific."""
+        tiers = [Signature(id="t/x", signature="s", regex="x", priority=p).tier
+                 for p in (0, -10, GENERIC_PRIORITY + 1, GENERIC_PRIORITY, GENERIC_PRIORITY - 30)]
+        assert ["specific", "specific", "specific", "generic", "generic"] == tiers

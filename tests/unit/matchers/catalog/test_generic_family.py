@@ -1,0 +1,102 @@
+"""The generic tier: classes of failure below every specific signature, quiet on benign lines."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+from logsig.config import load_settings
+from logsig.matchers.signature import GENERIC_PRIORITY
+from logsig.pipeline import Detection, Pipeline
+from logsig.sources.lines import line_chunks
+from tests.unit.matchers.catalog.builtin_support import builtin_catalog, builtin_engine
+
+CORPUS = Path(__file__).parents[3] / "data" / "corpus"
+
+
+def _rows(name: str) -> list[dict[str, object]]:
+    return [json.loads(line) for line in (CORPUS / name).read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def _detections(lines: list[str]) -> list[Detection]:
+    """What ``logsig scan`` reports for ``lines`` read as one file."""
+    pipeline = Pipeline(builtin_engine(), load_settings().decode)
+    found: list[Detection] = []
+    for chunk in line_chunks(io.BytesIO("\n".join(lines).encode()), "<excerpt>", 4096):
+        found.extend(pipeline.process(chunk, 0.0).detections)
+    return [*found, *pipeline.flush_all().detections]
+
+
+def _generic() -> list[str]:
+    return [s.id for s in builtin_catalog().signatures if s.id.startswith("generic/")]
+
+
+class TestGenericFamily:
+    """The built-in generic family (``builtin/generic/``)."""
+
+    def test_family_is_in_the_generic_tier_below_every_specific_signature(self) -> None:
+        """Every generic record is domain ``generic``, tier generic, low confidence, below all others."""
+        sigs = builtin_catalog().signatures
+        family = [s for s in sigs if s.id.startswith("generic/")]
+        lowest_specific = min(s.priority for s in sigs if not s.id.startswith("generic/"))
+        assert [] == [s.id for s in family if (s.domain, s.tier) != ("generic", "generic")
+                      or (s.confidence or 1.0) > 0.3 or s.priority >= lowest_specific]
+        assert lowest_specific > GENERIC_PRIORITY
+
+    def test_every_class_of_the_issue_is_covered(self) -> None:
+        """Python, Rust, Go, native, OOM, NCCL, log level and Kubernetes events each have a record."""
+        expected = {"generic/python-exception", "generic/rust-panic", "generic/go-panic", "generic/native-crash",
+                    "generic/out-of-memory", "generic/nccl-error", "generic/error-log-record",
+                    "generic/k8s-warning-event"}
+        assert expected <= set(_generic())
+
+    def test_quiet_on_the_benign_corpus(self) -> None:
+        """No benign line of the corpus (the tricky warnings and INFO lines included) raises an incident."""
+        lines = [str(r["line"]) for name in ("benign_lines.jsonl", "unclassified_benign.jsonl") for r in _rows(name)]
+        noisy = {line: d.incident.signature.id for line in lines for d in _detections([line])}
+        assert {} == noisy
+
+    def test_specific_signature_stays_primary(self) -> None:
+        """A line a specific signature knows keeps it as primary; the generic match is in also_matched."""
+        line = "RuntimeError: CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`"
+        incident = _detections([line])[0].incident
+        assert ("cuda/cublas-alloc-failed", "specific") == (incident.signature.id, incident.tier)
+        assert "generic/accelerator-error" in incident.also_matched
+
+    def test_unknown_failures_raise_generic_incidents(self) -> None:
+        """At least 90% of the real excerpts of failure kinds the specific catalog lacks raise an incident."""
+        excerpts = _rows("unclassified_real.jsonl")
+        detected = [e["id"] for e in excerpts if _detections([str(x) for x in e["lines"]])]  # type: ignore[attr-defined]
+        assert len(detected) >= 0.9 * len(excerpts)
+
+    def test_python_exception_names_the_class(self) -> None:
+        """The final line of a traceback in a vLLM ERROR record is a python-exception with its class."""
+        line = "ERROR 12-05 20:24:46 engine.py:366] KeyError: 'layers.0.mlp.down_proj.weight_scale'"
+        detection = _detections([line])[0]
+        assert ("generic/python-exception", "KeyError") == (
+            detection.incident.signature.id, detection.incident.match.captures["exception"])
+
+
+class TestUnclassifiedFingerprints:
+    """Unclassified incidents group by fingerprint."""
+
+    def test_burst_on_several_pods_is_one_fingerprint(self) -> None:
+        """The same unknown failure on three pods (ranks, pids, times differ) has one fingerprint."""
+        lines = ["(EngineCore_DP0 pid=2221630) ERROR 09-24 20:59:57 [core.py:790] Invocation of collective_rpc method failed",
+                 "(EngineCore_DP1 pid=31) ERROR 09-25 07:02:11 [core.py:790] Invocation of collective_rpc method failed",
+                 "(EngineCore_DP3 pid=977) ERROR 10-01 23:40:05 [core.py:790] Invocation of collective_rpc method failed"]
+        found = [d for line in lines for d in _detections([line])]
+        assert (3, {"generic"}, 1) == (len(found), {d.incident.tier for d in found},
+                                       len({d.incident.fingerprint for d in found}))
+
+    def test_ten_different_unknown_failures_give_ten_fingerprints(self) -> None:
+        """Ten excerpts of ten different unknown kinds give ten different fingerprints."""
+        by_kind: dict[str, str] = {}
+        for excerpt in _rows("unclassified_real.jsonl"):
+            key = str(excerpt["lines"][int(str(excerpt["key_line_index"]))])  # type: ignore[index]
+            found = [d for d in _detections([key]) if d.incident.tier == "generic"]
+            if found and str(excerpt["kind"]) not in by_kind:
+                by_kind[str(excerpt["kind"])] = found[0].incident.fingerprint
+        ten = list(by_kind.values())[:10]
+        assert (10, 10) == (len(ten), len(set(ten)))
