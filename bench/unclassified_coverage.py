@@ -7,8 +7,8 @@ Each failure excerpt (``{"id", "kind", "source_url", "lines", "key_line_index"}`
 ``tests/data/corpus/real_logs.jsonl``) runs through a fresh pipeline as one stream, exactly as
 ``logsig scan`` would read a file of its lines (tracebacks assembled, open groups flushed at the
 end); it counts as detected when at least one incident comes out, and its tier is the best tier
-among them (specific before generic). Each benign line (``{"line"}`` or plain text) runs alone;
-any incident on it is a false positive and is printed.
+among them (specific before generic). Each benign line (``{"line"}`` in ``.jsonl`` files, else
+one per text line) runs alone; any incident on it is a false positive and is printed.
 
 ``--split`` keeps a held-out part: an excerpt is held out when the BLAKE2b of its ``source_url``
 is 0 modulo 4, so every excerpt of one bug report falls on the same side. ``--without-generic``
@@ -39,11 +39,11 @@ def held_out(source_url: str) -> bool:
 
 
 def rows(paths: Sequence[Path]) -> Iterator[dict[str, Any]]:
-    """Every JSON object of the JSON-lines files ``paths`` (plain text lines become ``{"line"}``)."""
+    """Every JSON object of the ``.jsonl`` files in ``paths``; each line of another file is ``{"line"}``."""
     for path in paths:
         for text in path.read_text(encoding="utf-8").splitlines():
             if text.strip():
-                yield json.loads(text) if text.lstrip().startswith("{") else {"line": text}
+                yield json.loads(text) if path.suffix == ".jsonl" else {"line": text}
 
 
 def detections(engine: Engine, lines: Sequence[str]) -> list[Detection]:

@@ -7,9 +7,9 @@ import orjson
 
 from logsig.decode.settings import DecodeSettings, MultilineSettings
 from logsig.enrich import build_incident, event_id, rank
+from logsig.group.template import fingerprint, template
 from logsig.matchers.catalog.loader import load_catalog
 from logsig.matchers.engine.engine import Engine, Match
-from logsig.group.template import fingerprint, template
 from logsig.matchers.signature import GENERIC_PRIORITY, Signature
 from logsig.pipeline import Pipeline
 from logsig.records import LogEvent, Origin, RawRecord, Source
