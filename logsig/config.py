@@ -46,6 +46,9 @@ class KafkaSettings(_Section):
         "earliest", description="Where a group with no committed offset starts.")
     output_topic: str = Field("logsig-incidents", description="Topic incident events are produced to.")
     dead_letter_topic: str = Field("logsig-dead-letters", description="Topic undecodable records go to.")
+    cloudevents_source: str = Field(
+        "/logsig", description="The CloudEvents source attribute (ce_source header) of incident records, a "
+                               "URI-reference naming this deployment.")
     line_topic: str | None = Field(
         None, description="Also produce one event per matching line to this topic (grouping.enabled keeps the "
                           "output topic for group events).")

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from logsig.incident import Incident
 from logsig.records import DecodeFailure
+from logsig.sinks.kafka.envelope import DEFAULT_SOURCE, cloudevent_headers
 
 MAX_DETAIL = 512
 
@@ -39,9 +40,11 @@ def incident_key(incident: Incident) -> bytes:
     return f"{s.topic}/{s.partition}".encode()
 
 
-def incident_record(incident: Incident, topic: str) -> OutRecord:
-    """The output record of an incident."""
-    headers = (("logsig.schema_version", str(incident.schema_version).encode()),
+def incident_record(incident: Incident, topic: str, source: str = DEFAULT_SOURCE) -> OutRecord:
+    """The output record of an incident: CloudEvents binary-mode headers (``source`` is ``ce_source``,
+    :mod:`logsig.sinks.kafka.envelope`), then ``logsig.schema_version`` and ``logsig.signature_id``."""
+    headers = (*cloudevent_headers(incident, source),
+               ("logsig.schema_version", str(incident.schema_version).encode()),
                ("logsig.signature_id", incident.signature.id.encode()))
     return OutRecord(topic=topic, value=incident.to_json(), key=incident_key(incident), headers=headers)
 

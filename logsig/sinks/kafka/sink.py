@@ -132,10 +132,10 @@ class KafkaSink:
         Returns None if ``give_up()`` became true before every record was acknowledged or rejected.
         """
         s = self.settings
-        records = [incident_record(d.incident, s.output_topic) for d in step.detections]
+        records = [incident_record(d.incident, s.output_topic, s.cloudevents_source) for d in step.detections]
         records.extend(dead_letter_record(f, s.dead_letter_topic, s.dead_letter_max_bytes) for f in step.failures)
         if s.line_topic and step.lines:
-            records.extend(incident_record(d.incident, s.line_topic) for d in step.lines)
+            records.extend(incident_record(d.incident, s.line_topic, s.cloudevents_source) for d in step.lines)
         rejected = await self.produce(records, give_up, sleep)
         if rejected is None:
             return None
