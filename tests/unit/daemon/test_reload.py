@@ -1,19 +1,52 @@
-"""Catalog reload: on change or when forced; a broken catalog keeps the running one."""
+"""Catalog reload: on change or when forced, compiled off the caller's thread; any failure keeps the running catalog."""
 
+from __future__ import annotations
+
+import asyncio
+import gc
 import json
 import os
+import threading
+import time
 from pathlib import Path
 
+import hyperscan
+import pytest
 from prometheus_client import CollectorRegistry
 
 from logsig.config import CatalogSettings
+from logsig.daemon import runner
+from logsig.daemon.offsets import OffsetTracker
 from logsig.daemon.reload import CatalogWatcher
+from logsig.daemon.runner import Daemon
+from logsig.decode.settings import DecodeSettings
+from logsig.matchers.engine import compiled as compiled_module
+from logsig.matchers.engine.engine import Engine
+from logsig.pipeline import Pipeline
+from logsig.records import RawRecord
 from logsig.telemetry import Metrics
+from logsig.testing import FakeSource, RecordingSink, fresh_metrics, make_record
+
+DEADLINE_SECONDS = 60.0
 
 
 def _write(path: Path, regex: str, mtime: int) -> None:
     path.write_text(json.dumps({"id": "site/boom", "signature": "boom", "regex": regex}))
     os.utime(path, (mtime, mtime))
+
+
+def settle(watcher: CatalogWatcher, metrics: Metrics) -> Engine | None:
+    """Poll until the reload that the first poll starts (if any) is handed over or has failed."""
+    deadline = time.monotonic() + DEADLINE_SECONDS
+    engine = watcher.poll(metrics)
+    while engine is None and watcher.reloading and time.monotonic() < deadline:
+        time.sleep(0.005)
+        engine = watcher.poll(metrics)
+    return engine
+
+
+def _watcher(path: Path, **settings: object) -> CatalogWatcher:
+    return CatalogWatcher(CatalogSettings(builtin=False, paths=[path], cache_max_entries=0, **settings), 65536)
 
 
 class TestCatalogWatcher:
@@ -23,19 +56,19 @@ class TestCatalogWatcher:
         _write(path, "boom", 1_000)
         registry = CollectorRegistry()
         metrics = Metrics(registry)
-        watcher = CatalogWatcher(CatalogSettings(builtin=False, paths=[path]), 65536)
+        watcher = _watcher(path)
         first = watcher.load_initial(metrics)
-        assert watcher.poll(metrics) is None
+        assert settle(watcher, metrics) is None
         watcher.force()
-        assert watcher.poll(metrics) is not None
+        assert settle(watcher, metrics) is not None
         _write(path, "(broken", 2_000)
         watcher.force()
-        assert watcher.poll(metrics) is None
+        assert settle(watcher, metrics) is None
         assert 0.0 == registry.get_sample_value("logsig_catalog_reload_success")
         assert 1.0 == registry.get_sample_value("logsig_catalog_reloads_total", {"result": "failure"})
         _write(path, "bang", 3_000)
         watcher.force()
-        engine = watcher.poll(metrics)
+        engine = settle(watcher, metrics)
         assert engine is not None and engine is not first
         assert ["bang"] == [s.regex for s in engine.signatures]
         assert 1.0 == registry.get_sample_value("logsig_catalog_reload_success")
@@ -45,8 +78,159 @@ class TestCatalogWatcher:
         path = tmp_path / "site.json"
         _write(path, "boom", 1_000)
         metrics = Metrics(CollectorRegistry())
-        watcher = CatalogWatcher(CatalogSettings(builtin=False, paths=[path], reload_interval_seconds=1e-9), 65536)
+        watcher = _watcher(path, reload_interval_seconds=1e-9)
         watcher.load_initial(metrics)
-        assert watcher.poll(metrics) is None
+        assert settle(watcher, metrics) is None
         _write(path, "bang", 2_000)
-        assert watcher.poll(metrics) is not None
+        assert settle(watcher, metrics) is not None
+
+    def test_poll_does_not_wait_for_the_compile_which_runs_in_another_thread(
+            self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        """While the compile is held, poll answers None at once; released, the next polls hand the engine over."""
+        path = tmp_path / "site.json"
+        _write(path, "boom", 1_000)
+        metrics = Metrics(CollectorRegistry())
+        watcher = _watcher(path)
+        watcher.load_initial(metrics)
+        release, threads = threading.Event(), []
+        compile_now = watcher._compile
+
+        def held() -> Engine:
+            threads.append(threading.get_ident())
+            assert release.wait(DEADLINE_SECONDS)
+            return compile_now()
+
+        monkeypatch.setattr(watcher, "_compile", held)
+        _write(path, "bang", 2_000)
+        watcher.force()
+        answers = [watcher.poll(metrics) for _ in range(3)]
+        reloading = watcher.reloading
+        release.set()
+        engine = settle(watcher, metrics)
+        assert ([None, None, None], True, ["bang"], False) == (
+            answers, reloading, [s.regex for s in engine.signatures] if engine else [],
+            threading.get_ident() in threads)
+
+    @pytest.mark.parametrize("error", [hyperscan.error("Pattern too large"), MemoryError(), OSError("disk gone")],
+                             ids=["hyperscan", "memory", "os"])
+    def test_any_exception_while_compiling_keeps_the_running_catalog(
+            self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, error: BaseException) -> None:
+        """Not only catalog problems: a Vectorscan error or any other exception is a counted failed reload."""
+        path = tmp_path / "site.json"
+        _write(path, "boom", 1_000)
+        registry = CollectorRegistry()
+        metrics = Metrics(registry)
+        watcher = _watcher(path)
+        watcher.load_initial(metrics)
+
+        def failing(_patterns: object) -> None:
+            raise error
+
+        monkeypatch.setattr(compiled_module, "Prefilter", failing)
+        compiled_module.clear_cache()
+        _write(path, "bang", 2_000)
+        watcher.force()
+        outcome = settle(watcher, metrics)
+        assert (None, 1.0, 0.0, False) == (
+            outcome, registry.get_sample_value("logsig_catalog_reloads_total", {"result": "failure"}),
+            registry.get_sample_value("logsig_catalog_reload_success"), watcher.reloading)
+
+    def test_worker_compile_restores_the_collector_state(self, tmp_path: Path) -> None:
+        """The collector, held off during the worker's compile, is enabled again afterwards."""
+        path = tmp_path / "site.json"
+        _write(path, "boom", 1_000)
+        metrics = Metrics(CollectorRegistry())
+        watcher = _watcher(path)
+        watcher.load_initial(metrics)
+        _write(path, "bang", 2_000)
+        watcher.force()
+        engine = settle(watcher, metrics)
+        assert (True, ["bang"]) == (gc.isenabled(), [s.regex for s in engine.signatures] if engine else [])
+
+
+class _GatedSource(FakeSource):
+    """A FakeSource whose script may hold conditions: a callable step is waited for (empty polls) until true."""
+
+    async def poll(self) -> list[RawRecord]:
+        """An empty batch while the next step is an unmet condition, else the FakeSource's next step."""
+        step = self.script[0] if self.script else None
+        if callable(step):
+            await asyncio.sleep(0.002)
+            if step():
+                self.script.pop(0)
+            return []
+        return await super().poll()
+
+
+class TestReloadInTheDaemon:
+    async def test_daemon_consumes_with_the_old_catalog_while_the_new_one_compiles(
+            self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        """Records polled during a held compile are matched by the running catalog; after it, by the new one."""
+        monkeypatch.setattr(runner, "LAG_INTERVAL_SECONDS", 0.0)
+        path = tmp_path / "site.json"
+        _write(path, "boom", 1_000)
+        metrics = fresh_metrics()
+        watcher = _watcher(path)
+        pipeline = Pipeline(watcher.load_initial(metrics), DecodeSettings())
+        started, release = threading.Event(), threading.Event()
+        compile_now = watcher._compile
+
+        def held() -> Engine:
+            started.set()
+            assert release.wait(DEADLINE_SECONDS)
+            return compile_now()
+
+        monkeypatch.setattr(watcher, "_compile", held)
+
+        def change_catalog() -> bool:
+            _write(path, "bang", 2_000)
+            daemon.request_reload()
+            return True
+
+        def new_catalog_running() -> bool:
+            return [s.regex for s in daemon.pipeline.engine.signatures] == ["bang"]
+
+        sink = RecordingSink()
+        source = _GatedSource([
+            [make_record("boom", 0)], change_catalog, started.is_set,
+            [make_record("boom", 1), make_record("bang", 2)], lambda: release.set() or True, new_catalog_running,
+            [make_record("boom", 3), make_record("bang", 4)]], {("logs", 0)})
+        daemon = Daemon(source, pipeline, [sink], OffsetTracker(), metrics, watcher=watcher,
+                        retry_backoff_max_seconds=0.01)
+        source.when_done = daemon.stop_event.set
+        await asyncio.wait_for(daemon.run(), timeout=DEADLINE_SECONDS)
+        assert ([(0, "boom"), (1, "boom"), (4, "bang")], {("logs", 0): 5}) == (
+            [(d.event.origin.offset, d.matches[0].signature.regex) for d in sink.incidents()], source.committed())
+
+    async def test_a_failed_reload_leaves_the_daemon_matching_with_the_old_catalog(
+            self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        """A Vectorscan error in the reload's compile is counted; the old catalog goes on matching."""
+        monkeypatch.setattr(runner, "LAG_INTERVAL_SECONDS", 0.0)
+        path = tmp_path / "site.json"
+        _write(path, "boom", 1_000)
+        metrics = fresh_metrics()
+        watcher = _watcher(path)
+        pipeline = Pipeline(watcher.load_initial(metrics), DecodeSettings())
+
+        def failing(_patterns: object) -> None:
+            raise hyperscan.error("Pattern too large")
+
+        monkeypatch.setattr(compiled_module, "Prefilter", failing)
+        compiled_module.clear_cache()
+
+        def change_catalog() -> bool:
+            _write(path, "bang", 2_000)
+            daemon.request_reload()
+            return True
+
+        def reload_failed() -> bool:
+            return metrics.registry.get_sample_value("logsig_catalog_reloads_total", {"result": "failure"}) == 1.0
+
+        sink = RecordingSink()
+        source = _GatedSource([change_catalog, reload_failed, [make_record("boom", 0), make_record("bang", 1)]],
+                              {("logs", 0)})
+        daemon = Daemon(source, pipeline, [sink], OffsetTracker(), metrics, watcher=watcher,
+                        retry_backoff_max_seconds=0.01)
+        source.when_done = daemon.stop_event.set
+        await asyncio.wait_for(daemon.run(), timeout=DEADLINE_SECONDS)
+        assert [(0, "boom")] == [(d.event.origin.offset, d.matches[0].signature.regex) for d in sink.incidents()]
