@@ -14,7 +14,6 @@ import hashlib
 from collections.abc import Iterable
 from datetime import UTC, datetime
 
-from logsig.group.template import fingerprint
 from logsig.incident import Incident, SourceOut
 from logsig.records import TP, Origin
 
@@ -30,7 +29,7 @@ def stream_of(source: SourceOut) -> str:
 
 def group_key(incident: Incident) -> str:
     """The stable key of ``incident``'s group."""
-    return f"{incident.signature.id}|{stream_of(incident.source)}|{fingerprint(incident.match.line)}"
+    return f"{incident.signature.id}|{stream_of(incident.source)}|{incident.fingerprint}"
 
 
 def source_name(source: SourceOut) -> str:
