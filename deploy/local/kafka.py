@@ -6,13 +6,16 @@ Standard library only, usable as a script or imported by path::
     python deploy/local/kafka.py start [--state-dir DIR] [--port N]   # prints 127.0.0.1:PORT
     python deploy/local/kafka.py status [--state-dir DIR]
     python deploy/local/kafka.py stop [--state-dir DIR]
+    python deploy/local/kafka.py restart [--state-dir DIR]  # same port, same data: topics and offsets kept
 
 The jars come from Maven Central through ``deploy/local/pom.xml`` into ``.cache/kafka-3.9.1/lib``
 (fetched once; Maven's ``~/.m2`` caches too). One node is broker and controller at once with a
 static quorum (``controller.quorum.voters``), so storage is formatted without ``--standalone``.
 The state dir holds ``server.properties``, ``log4j.properties``, ``data/``, ``broker.log``, and
 ``bootstrap`` and ``pid`` once the broker is ready. Every ``start`` of a stopped state dir formats
-fresh storage. Raises ``BrokerError`` on any failure, with the tail of the broker log.
+fresh storage; ``restart`` runs the broker again on the state dir's own config and data (after a
+crash or a ``kill -9``, as a broker restarts in production). Raises ``BrokerError`` on any failure,
+with the tail of the broker log.
 """
 
 from __future__ import annotations
@@ -189,6 +192,31 @@ def start(state_dir: Path = DEFAULT_STATE_DIR, port: int | None = None,
     return Broker(bootstrap, process.pid, state_dir)
 
 
+def restart(state_dir: Path = DEFAULT_STATE_DIR, timeout_s: float = 120.0, lib_dir: Path = LIB_DIR) -> Broker:
+    """Start the broker of ``state_dir`` again on its existing config and data (same port, topics,
+    committed offsets), stopping it first if it runs. Raises BrokerError if the state dir holds no
+    formatted broker, or as :func:`start` does."""
+    state_dir = state_dir.resolve()
+    config = state_dir / "server.properties"
+    if not (config.is_file() and (state_dir / "data" / "meta.properties").is_file()):
+        raise BrokerError(f"no broker state in {state_dir}: run start first")
+    stop(state_dir)
+    bootstrap = f"{HOST}:{_listener_port(config)}"
+    with open(state_dir / "broker.log", "ab") as log:
+        process = subprocess.Popen(_java(state_dir, fetch_jars(lib_dir), "kafka.Kafka", str(config)),
+                                   stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                                   cwd=state_dir, start_new_session=True)
+    _children[process.pid] = process
+    try:
+        _wait_ready(process.pid, bootstrap, state_dir, time.monotonic() + timeout_s)
+    except BrokerError:
+        _terminate(process.pid, timeout_s=10.0)
+        raise
+    (state_dir / "pid").write_text(f"{process.pid}\n")
+    (state_dir / "bootstrap").write_text(f"{bootstrap}\n")
+    return Broker(bootstrap, process.pid, state_dir)
+
+
 def _listener_port(config: Path) -> int:
     for line in config.read_text().splitlines():
         if line.startswith("advertised.listeners="):
@@ -318,11 +346,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("fetch", help="only fetch the broker jars")
-    for name in ("start", "status", "stop"):
+    for name in ("start", "status", "stop", "restart"):
         command = commands.add_parser(name)
         command.add_argument("--state-dir", type=Path, default=DEFAULT_STATE_DIR)
     commands.choices["start"].add_argument("--port", type=int, default=None)
     commands.choices["start"].add_argument("--timeout", type=float, default=120.0)
+    commands.choices["restart"].add_argument("--timeout", type=float, default=120.0)
     args = parser.parse_args(argv)
     try:
         return _run(args)
@@ -337,6 +366,9 @@ def _run(args: argparse.Namespace) -> int:
         return 0
     if args.command == "start":
         print(start(args.state_dir, args.port, args.timeout).bootstrap)
+        return 0
+    if args.command == "restart":
+        print(restart(args.state_dir, args.timeout).bootstrap)
         return 0
     broker = running(args.state_dir) if args.command == "status" else stop(args.state_dir)
     if broker is None:
