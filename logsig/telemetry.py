@@ -64,6 +64,8 @@ class Metrics:
                                  registry=r)
         self.incidents_dropped = Counter("logsig_incidents_dropped", "Incident events a sink gave up on.",
                                          ["sink", "reason"], registry=r)
+        self.metadata_requests = Counter("logsig_kafka_metadata_requests",
+                                         "Metadata requests the Kafka sink's producer sent.", registry=r)
         self.truncated = Counter("logsig_messages_truncated", "Messages matched on a bounded window.", registry=r)
         self.match_seconds = Counter("logsig_match_seconds", "Seconds spent in a signature's own regex (phase two).",
                                      ["signature_id"], registry=r)

@@ -95,7 +95,7 @@ class Daemon:
             return "not connected to Kafka"
         if not self.source.assignment():
             return "no partitions assigned"
-        return None
+        return _trouble(self.sinks[0]) or _trouble(self.source)
 
     async def run(self) -> None:
         """Serve until :attr:`stop_event` is set, then drain and close.
@@ -236,6 +236,12 @@ class Daemon:
             await asyncio.wait_for(self.stop_event.wait(), timeout=seconds)
 
 
+def _trouble(part: object) -> str | None:
+    """``part.trouble()`` (a source's or sink's reason it cannot work now) for parts that tell one."""
+    trouble = getattr(part, "trouble", None)
+    return trouble() if callable(trouble) else None
+
+
 def build_daemon(settings: Settings, registry: CollectorRegistry | None = None) -> Daemon:
     """A daemon made from ``settings``: Kafka source and sink, Alertmanager when enabled, HTTP.
 
@@ -245,7 +251,7 @@ def build_daemon(settings: Settings, registry: CollectorRegistry | None = None) 
                       settings.metrics.max_label_sets_per_signature)
     watcher = CatalogWatcher(settings.catalog, settings.matching.max_message_bytes)
     pipeline = Pipeline(watcher.load_initial(metrics), settings.decode)
-    sinks: list[Sink] = [KafkaSink(settings.kafka)]
+    sinks: list[Sink] = [KafkaSink(settings.kafka, metrics)]
     if settings.alertmanager.enabled:
         from logsig.sinks.alertmanager import AlertmanagerSink
 

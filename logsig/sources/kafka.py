@@ -106,6 +106,14 @@ class KafkaSource:
             self.consumer.seek(TopicPartition(topic, partition), offset)
         return taken
 
+    def trouble(self) -> str | None:
+        """Why the consumer cannot work now, else None (``/readyz``): the group coordinator is
+        unknown, as after the broker went away (aiokafka's ``GroupCoordinator.coordinator_id``)."""
+        coordinator = getattr(self._consumer, "_coordinator", None)
+        if coordinator is not None and getattr(coordinator, "coordinator_id", 0) is None:
+            return "group coordinator unknown: the broker is unreachable"
+        return None
+
     def assignment(self) -> set[TP]:
         """The partitions assigned to this member now."""
         return {(tp.topic, tp.partition) for tp in self.consumer.assignment()}

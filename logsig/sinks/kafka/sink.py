@@ -17,6 +17,7 @@ letter is told apart from a rejected incident.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
@@ -31,10 +32,14 @@ from logsig.kafka import client_options
 from logsig.pipeline import Detection, StepResult
 from logsig.records import DecodeFailure
 from logsig.sinks import Outcome, OutputKind
+from logsig.sinks.kafka.guard import MetadataGuard
 from logsig.sinks.kafka.records import OutRecord, dead_letter_record, incident_record
+from logsig.telemetry import Metrics
 
 log = structlog.get_logger("logsig.sink")
 REJECTED = (MessageSizeTooLargeError, RecordListTooLargeError)
+STALLED_SECONDS = 5.0
+"""Acknowledgements awaited longer than this make ``/readyz`` answer 503 (the broker is away)."""
 
 
 @dataclass
@@ -61,9 +66,12 @@ class KafkaSink:
 
     name = "kafka"
 
-    def __init__(self, settings: KafkaSettings) -> None:
+    def __init__(self, settings: KafkaSettings, metrics: Metrics | None = None) -> None:
         self.settings = settings
+        self._metrics = metrics
         self._producer: AIOKafkaProducer | None = None
+        self._failing: str | None = None
+        self._sending_since: float | None = None
 
     async def start(self) -> None:
         """Connect (once) and check that the output and dead-letter topics exist.
@@ -84,7 +92,17 @@ class KafkaSink:
         except BaseException:
             await producer.stop()
             raise
+        counter = self._metrics.metadata_requests.inc if self._metrics is not None else None
+        MetadataGuard(producer.client, on_request=counter).install()
         self._producer = producer
+
+    def trouble(self) -> str | None:
+        """Why the sink cannot deliver now, else None (``/readyz``): a try failed and is being retried,
+        or acknowledgements have been awaited for more than :data:`STALLED_SECONDS`."""
+        since = self._sending_since
+        if self._failing is None and since is not None and time.monotonic() - since > STALLED_SECONDS:
+            return f"Kafka sink waiting {time.monotonic() - since:.0f} s for the broker's acknowledgements"
+        return self._failing
 
     async def send_all(self, records: list[OutRecord]) -> SendReport:
         """One try at producing ``records``, waiting for every acknowledgement."""
@@ -154,13 +172,16 @@ class KafkaSink:
         """
         pending, rejected = records, []
         next_delay = backoff_delays(self.settings.retry_backoff_max_seconds)
+        self._sending_since = time.monotonic()
         while pending:
             report = await self.send_all(pending)
             rejected.extend(report.rejected)
             pending = report.retry
             if not pending:
                 break
+            self._failing = f"Kafka sink retrying {len(pending)} records against the broker"
             if give_up():
+                self._failing = self._sending_since = None
                 return None
             delay = next_delay()
             log.warning("delivery failed; retrying", records=len(pending), retry_in_seconds=delay,
@@ -168,6 +189,7 @@ class KafkaSink:
             await sleep(delay)
             if report.broken:
                 await self.reset()
+        self._failing = self._sending_since = None
         return rejected
 
     async def stop(self) -> None:
