@@ -51,6 +51,7 @@ EXPORTED: dict[str, frozenset[str]] = {
         "logsig_last_record_timestamp_seconds": set(),
         "logsig_groups_open": set(),
         "logsig_groups_evicted_total": set(),
+        "logsig_kafka_metadata_requests_total": set(),
         "up": set(),
     }.items()
 }
