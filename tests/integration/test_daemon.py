@@ -65,13 +65,20 @@ def _settings(bootstrap: str, topic: str, out: str, dlq: str, group: str, **kafk
             "decode": {"multiline": {"enabled": False}}, "grouping": {"enabled": False}}
 
 
+def _keys(count: int) -> list[bytes]:
+    """Record keys: one per pod for the Kubernetes envelopes (as the README tells shippers to key), so
+    each stream stays in one partition and its order (banners first) is the same online and offline."""
+    return [b"pod-fluent-bit" if i % 3 == 1 else b"pod-vector" if i % 3 == 2 else f"k{i % 7}".encode()
+            for i in range(count)]
+
+
 def _offline_expected(values: list[bytes], coords: list[tuple[int, int]], topic: str) -> set[tuple[int, int, str]]:
     """(partition, offset, signature id) of every incident the same pipeline yields offline."""
     settings = load_settings(decode={"multiline": {"enabled": False}})
     pipeline = Pipeline(Engine(load_catalog().signatures), settings.decode)
-    records = [RawRecord(value=v, key=f"k{i % 7}".encode(),
-                         origin=Origin(topic=topic, partition=p, offset=o, key=f"k{i % 7}"))
-               for i, (v, (p, o)) in enumerate(zip(values, coords, strict=True))]
+    keys = _keys(len(values))
+    records = [RawRecord(value=v, key=k, origin=Origin(topic=topic, partition=p, offset=o, key=k.decode()))
+               for v, k, (p, o) in zip(values, keys, coords, strict=True)]
     by_partition: dict[int, list[RawRecord]] = {}
     for r in records:
         by_partition.setdefault(r.origin.partition or 0, []).append(r)
@@ -89,7 +96,7 @@ class TestDaemonEndToEnd:
         topic = await make_topic(kafka_bootstrap, partitions=3)
         out, dlq = await make_topic(kafka_bootstrap), await make_topic(kafka_bootstrap)
         values, lines, benign = _mixed_stream()
-        coords = await produce(kafka_bootstrap, topic, values)
+        coords = await produce(kafka_bootstrap, topic, values, keys=_keys(len(values)))
         expected = _offline_expected(values, coords, topic)
         daemon = start_daemon(tmp_path, _settings(kafka_bootstrap, topic, out, dlq, "g-e2e"))
         try:

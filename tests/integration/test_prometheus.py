@@ -91,6 +91,8 @@ EXPECTED: dict[str, Expect] = {
     "panel 'Incidents' A": Expect(({"sink": "kafka"},), value=lambda v: v > 0),
     "panel 'Regex time by signature (top 10)' A": POSITIVE,
     "panel 'Truncated messages and label overflow' A": Expect(value=lambda v: v == 0),
+    "panel 'Incident groups' A": Expect(value=lambda v: v >= 0),
+    "panel 'Incident groups' B": Expect(value=lambda v: v == 0),
     "variable cluster": Expect(({"value": CLUSTER},)),
     "variable namespace": Expect(({"value": "ml"}, {"value": "gpu-operator"})),
     "variable signature": Expect(({"value": SEED}, {"value": XID}, {"value": ENGINE_DEAD})),
@@ -101,6 +103,7 @@ EMPTY = {
     "panel 'Incidents' B",  # nothing dropped
     "panel 'Truncated messages and label overflow' B",  # no label set beyond the cap
     "panel 'Catalog reloads' A",  # the only load happened before the first scrape
+    "panel 'Decode failures and dead letters' C",  # no dead letter dropped
 }
 """Queries that must parse and return nothing in this run."""
 
