@@ -26,6 +26,7 @@ from pydantic_settings import (
 )
 
 from logsig import config_hints
+from logsig.config_security import kafka_security_problems
 from logsig.decode.settings import DecodeSettings
 from logsig.errors import ConfigError
 from logsig.group.settings import GroupSettings
@@ -60,6 +61,28 @@ class KafkaSettings(_Section):
     sasl_username: str | None = Field(None, description="SASL user name.")
     sasl_password: SecretStr | None = Field(None, description="SASL password (masked in `config show`).")
     ssl_cafile: Path | None = Field(None, description="CA bundle (PEM) for SSL/SASL_SSL.")
+    ssl_certfile: Path | None = Field(
+        None, description="Client certificate chain (PEM) for mTLS; may also hold the private key.")
+    ssl_keyfile: Path | None = Field(None, description="Client private key (PEM) when not in ssl_certfile.")
+    ssl_password: SecretStr | None = Field(
+        None, description="Password of an encrypted client private key (masked in `config show`).")
+    group_instance_id: str | None = Field(
+        None, description="Static group membership: a name unique to this replica and stable across its "
+                          "restarts (on Kubernetes the pod name, from the downward API). A replica that "
+                          "comes back within session_timeout_ms gets its partitions back without a rebalance.")
+    heartbeat_interval_ms: int = Field(
+        3000, ge=100, description="Consumer heartbeat interval, well below session_timeout_ms (milliseconds).")
+    delivery: Literal["at_least_once", "exactly_once"] = Field(
+        "at_least_once", description="at_least_once: idempotent producer, then offset commit. exactly_once: "
+                                     "incidents, dead letters and offsets in one Kafka transaction; read the "
+                                     "output with isolation_level=read_committed.")
+    transactional_id: str | None = Field(
+        None, description="Kafka transactional.id in exactly_once mode, unique and stable per replica "
+                          "(default: <group_id>-<group_instance_id>).")
+    transaction_timeout_ms: int = Field(
+        60000, ge=1000, description="A transaction left open by a crashed replica is aborted after this; "
+                                    "read_committed readers of the output wait at most this long "
+                                    "(milliseconds).")
     max_poll_records: int = Field(1000, ge=1, description="Most records taken per batch (records).")
     fetch_timeout_ms: int = Field(500, ge=1, description="Longest wait for a batch (milliseconds).")
     max_batch_bytes: int = Field(
@@ -92,6 +115,29 @@ class KafkaSettings(_Section):
             raise ValueError(f"security_protocol={self.security_protocol} needs sasl_password "
                              "(set it, e.g. LOGSIG_KAFKA__SASL_PASSWORD from a Secret); got none")
         return self
+
+    @model_validator(mode="after")
+    def _tls_complete(self) -> KafkaSettings:
+        problems = kafka_security_problems(self)
+        if problems:
+            raise ValueError("; ".join(problems))
+        return self
+
+    @model_validator(mode="after")
+    def _delivery_complete(self) -> KafkaSettings:
+        if self.heartbeat_interval_ms >= self.session_timeout_ms:
+            raise ValueError(f"heartbeat_interval_ms ({self.heartbeat_interval_ms}) must be below "
+                             f"session_timeout_ms ({self.session_timeout_ms}); a third of it is usual")
+        if self.delivery == "exactly_once" and not (self.transactional_id or self.group_instance_id):
+            raise ValueError("delivery=exactly_once needs a transactional id unique and stable per replica: "
+                             "set group_instance_id (e.g. the pod name) or transactional_id")
+        return self
+
+    def effective_transactional_id(self) -> str | None:
+        """The producer's transactional.id in exactly_once mode, else None."""
+        if self.delivery != "exactly_once":
+            return None
+        return self.transactional_id or f"{self.group_id}-{self.group_instance_id}"
 
 
 class HttpSettings(_Section):

@@ -15,6 +15,8 @@ Delivery semantics (at least once, no loss):
 Between the pipeline and the sinks, the grouping stage (:mod:`logsig.group.stage`, clock
 ``time.monotonic()``) turns detections into group events. A redelivered record yields events with
 the same ``event_id`` (docs/incident.md, "Delivery across a crash"), so consumers can deduplicate.
+With ``kafka.delivery: exactly_once`` steps 2 and 3 are one Kafka transaction (the producer sends the
+offsets, :mod:`logsig.sinks.kafka.transactional`): read_committed readers see each incident once.
 SIGTERM/SIGINT stop fetching, finish and commit the batch in hand, flush open multi-line groups,
 commit, close and exit 0. On partition revocation the revoked partitions' open groups are flushed,
 delivered and committed (those partitions only) before the partitions move. SIGHUP reloads the
@@ -38,10 +40,11 @@ from prometheus_client import CollectorRegistry
 
 from logsig.backoff import retry_forever
 from logsig.config import Settings
+from logsig.config_security import kafka_file_problems
 from logsig.daemon.http import HttpServer
 from logsig.daemon.offsets import OffsetTracker, next_offsets
 from logsig.daemon.reload import CatalogWatcher
-from logsig.errors import LogsigError
+from logsig.errors import ConfigError, LogsigError
 from logsig.group.settings import GroupSettings
 from logsig.group.stage import GroupStage
 from logsig.log import configure_logging
@@ -49,6 +52,7 @@ from logsig.pipeline import Pipeline, StepResult
 from logsig.records import TP
 from logsig.sinks import Sink, delivered_step
 from logsig.sinks.kafka.sink import KafkaSink
+from logsig.sinks.kafka.transactional import TransactionalKafkaSink
 from logsig.sources import Source
 from logsig.sources.kafka import KafkaSource
 from logsig.telemetry import Metrics, outcomes_accounted, records_consumed, step_processed
@@ -242,6 +246,13 @@ def _trouble(part: object) -> str | None:
     return trouble() if callable(trouble) else None
 
 
+def _kafka_sink(settings: Settings, metrics: Metrics) -> KafkaSink:
+    """The idempotent sink, or the transactional one with ``kafka.delivery: exactly_once``."""
+    if settings.kafka.delivery == "exactly_once":
+        return TransactionalKafkaSink(settings.kafka, metrics, give_up_after_seconds=settings.shutdown_timeout_seconds)
+    return KafkaSink(settings.kafka, metrics)
+
+
 def build_daemon(settings: Settings, registry: CollectorRegistry | None = None) -> Daemon:
     """A daemon made from ``settings``: Kafka source and sink, Alertmanager when enabled, HTTP.
 
@@ -251,16 +262,21 @@ def build_daemon(settings: Settings, registry: CollectorRegistry | None = None) 
                       settings.metrics.max_label_sets_per_signature)
     watcher = CatalogWatcher(settings.catalog, settings.matching.max_message_bytes)
     pipeline = Pipeline(watcher.load_initial(metrics), settings.decode)
-    sinks: list[Sink] = [KafkaSink(settings.kafka, metrics)]
+    kafka_sink = _kafka_sink(settings, metrics)
+    sinks: list[Sink] = [kafka_sink]
     if settings.alertmanager.enabled:
         from logsig.sinks.alertmanager import AlertmanagerSink
 
         sinks.append(AlertmanagerSink(settings.alertmanager, metrics))
     metrics.init_topics(settings.kafka.topics)
-    daemon = Daemon(KafkaSource(settings.kafka), pipeline, sinks, OffsetTracker(), metrics, watcher=watcher,
+    transactional = kafka_sink if isinstance(kafka_sink, TransactionalKafkaSink) else None
+    source = KafkaSource(settings.kafka, commit_via=transactional.commit if transactional else None)
+    daemon = Daemon(source, pipeline, sinks, OffsetTracker(), metrics, watcher=watcher,
                     grouping=GroupStage(settings.grouping), shutdown_timeout_seconds=settings.shutdown_timeout_seconds,
                     retry_backoff_max_seconds=settings.kafka.retry_backoff_max_seconds)
     daemon.http = HttpServer(metrics.registry, daemon.not_ready_reason, settings.http.host, settings.http.port)
+    if transactional is not None:
+        transactional.stopping = daemon.stop_event.is_set
     log.info("configured", topics=settings.kafka.topics, group_id=settings.kafka.group_id)
     return daemon
 
@@ -294,8 +310,12 @@ def run_daemon(settings: Settings) -> int:
     """``logsig run``: configure logging, serve, exit 0 after a graceful stop.
 
     Raises:
-        LogsigError: the catalog does not load (CatalogError) or the HTTP port cannot be bound.
+        LogsigError: the catalog does not load (CatalogError), the HTTP port cannot be bound, or
+            a TLS file is unreadable or does not load (ConfigError).
     """
+    problems = kafka_file_problems(settings.kafka)
+    if problems:
+        raise ConfigError("invalid settings: kafka: " + "; ".join(problems))
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, _exit_early)
     configure_logging(settings.logging.level, settings.logging.format)

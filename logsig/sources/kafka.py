@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+
 import structlog
 from aiokafka import AIOKafkaConsumer, ConsumerRebalanceListener, TopicPartition
 from aiokafka.errors import KafkaError
@@ -54,13 +56,18 @@ class KafkaSource:
     """Consumes ``settings.topics`` as group ``settings.group_id``; offsets are committed only by
     :meth:`commit` (``enable_auto_commit`` is off). ``on_revoked``/``on_assigned`` (or those given
     to :meth:`listen`) are awaited during a rebalance with the affected ``(topic, partition)`` pairs.
-    Implements :class:`logsig.sources.Source`."""
+    ``commit_via``, when given, commits instead of the consumer (exactly-once: the producer's
+    transaction carries the offsets). With ``group_instance_id`` the member is static (KIP-345): it
+    does not leave the group on stop, and coming back within ``session_timeout_ms`` it gets its
+    partitions back without a rebalance. Implements :class:`logsig.sources.Source`."""
 
     def __init__(self, settings: KafkaSettings, on_revoked: Rebalance = _ignore,
-                 on_assigned: Rebalance = _ignore) -> None:
+                 on_assigned: Rebalance = _ignore,
+                 commit_via: Callable[[dict[TP, int]], Awaitable[bool]] | None = None) -> None:
         self.settings = settings
         self._listener = _Listener(on_revoked, on_assigned)
         self._consumer: AIOKafkaConsumer | None = None
+        self._commit_via = commit_via
 
     def listen(self, on_revoked: Rebalance, on_assigned: Rebalance) -> None:
         """Await ``on_revoked``/``on_assigned`` in rebalances (set before :meth:`start`)."""
@@ -73,6 +80,8 @@ class KafkaSource:
             group_id=s.group_id, enable_auto_commit=False, auto_offset_reset=s.auto_offset_reset,
             max_poll_records=s.max_poll_records, session_timeout_ms=s.session_timeout_ms,
             max_poll_interval_ms=s.max_poll_interval_ms, metadata_max_age_ms=s.metadata_max_age_ms,
+            group_instance_id=s.group_instance_id, heartbeat_interval_ms=s.heartbeat_interval_ms,
+            isolation_level="read_committed" if s.delivery == "exactly_once" else "read_uncommitted",
             **client_options(s))
         try:
             await consumer.start()
@@ -123,6 +132,8 @@ class KafkaSource:
         (logged; the same offsets are committed again later, so nothing is lost)."""
         if not offsets:
             return True
+        if self._commit_via is not None:
+            return await self._commit_via(offsets)
         try:
             await self.consumer.commit({TopicPartition(t, p): o for (t, p), o in offsets.items()})
         except KafkaError as error:

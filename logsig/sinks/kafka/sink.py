@@ -20,6 +20,7 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import structlog
 from aiokafka import AIOKafkaProducer
@@ -82,11 +83,14 @@ class KafkaSink:
             await self._open()
         await self.require_topics([self.settings.output_topic, self.settings.dead_letter_topic])
 
+    def _producer_options(self) -> dict[str, Any]:
+        """Keyword arguments of the producer: idempotent, acks=all, linger, size, client options."""
+        return {"enable_idempotence": True, "acks": "all", "linger_ms": self.settings.linger_ms,
+                "max_request_size": self.settings.max_request_bytes, **client_options(self.settings)}
+
     async def _open(self) -> None:
         """Start a producer. Raises: KafkaError (or OSError) if the broker is unreachable."""
-        producer = AIOKafkaProducer(enable_idempotence=True, acks="all",
-                                    linger_ms=self.settings.linger_ms,
-                                    max_request_size=self.settings.max_request_bytes, **client_options(self.settings))
+        producer = AIOKafkaProducer(**self._producer_options())
         try:
             await producer.start()
         except BaseException:
