@@ -202,6 +202,9 @@ class LoggingSettings(_Section):
     level: Literal["debug", "info", "warning", "error"] = Field("info", description="Lowest level written.")
     format: Literal["auto", "json", "console"] = Field(
         "auto", description="json, console, or auto (console when stderr is a terminal).")
+    summary_interval_seconds: float = Field(
+        60.0, ge=0, description="Log a summary line (records/s, incidents, dead letters, lag) this often "
+                                "(seconds; 0 = never).")
 
 
 class Settings(BaseSettings):

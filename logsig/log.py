@@ -3,7 +3,12 @@
 Library loggers (aiokafka, aiohttp) go through the same renderer at WARNING and above, and a
 :class:`RepeatFilter` lets the same message through at most once per interval, adding how many
 were suppressed: a broker outage makes aiokafka log the same connection error many times a
-second, which would drown the daemon's own lines.
+second, which would drown the daemon's own lines. :class:`QuietFilter` drops aiokafka messages
+that are expected and said better by logsig itself: the coordinator lookup failing with
+``GroupCoordinatorNotAvailableError`` while a fresh broker creates ``__consumer_offsets`` (aiokafka
+retries it; logged at error on every first start), and a subscribed topic missing from the cluster
+metadata (logsig's own warning names it, with backoff, and ``/readyz`` and
+``logsig_input_topics_missing`` show it).
 """
 
 from __future__ import annotations
@@ -44,6 +49,26 @@ class RepeatFilter(logging.Filter):
         return True
 
 
+QUIET: tuple[tuple[str, str, str], ...] = (
+    ("aiokafka.consumer.group_coordinator", "Group Coordinator Request failed", "GroupCoordinatorNotAvailable"),
+    ("aiokafka.cluster", "Topic %s not found in cluster metadata", ""),
+    ("aiokafka.coordinator.assignors.", "No partition metadata for topic", ""),
+)
+"""(logger name prefix, message template prefix, text its first argument must contain), as in
+aiokafka 0.12-0.14 (consumer/group_coordinator.py, cluster.py, coordinator/assignors/*.py)."""
+
+
+class QuietFilter(logging.Filter):
+    """Drops the library records listed in :data:`QUIET`."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        argument = str(record.args[0]) if isinstance(record.args, tuple) and record.args else ""
+        for name, template, needle in QUIET:
+            if record.name.startswith(name) and str(record.msg).startswith(template) and needle in argument:
+                return False
+        return True
+
+
 def configure_logging(level: str = "info", fmt: Literal["auto", "json", "console"] = "auto") -> None:
     """Configure structlog (and the stdlib loggers of aiokafka/aiohttp) to write to stderr."""
     console = fmt == "console" or (fmt == "auto" and sys.stderr.isatty())
@@ -68,6 +93,7 @@ def configure_logging(level: str = "info", fmt: Literal["auto", "json", "console
         processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, renderer],
         foreign_pre_chain=[structlog.stdlib.add_logger_name, *processors],
     ))
+    handler.addFilter(QuietFilter())
     handler.addFilter(RepeatFilter())
     root = logging.getLogger()
     root.handlers[:] = [handler]

@@ -72,6 +72,8 @@ class Metrics:
         self.lag = Gauge("logsig_consumer_lag_records", "Records behind the partition's high watermark.",
                          ["topic", "partition"], registry=r)
         self.partitions = Gauge("logsig_partitions_assigned", "Partitions assigned to this replica.", registry=r)
+        self.topics_missing = Gauge("logsig_input_topics_missing", "Subscribed input topics the cluster does not have.",
+                                    registry=r)
         self.latency = Histogram("logsig_processing_latency_seconds",
                                  "Record timestamp to incident acknowledged by the sink (seconds).",
                                  buckets=LATENCY_BUCKETS, registry=r)

@@ -63,6 +63,7 @@ class FakeSource:
         self.when_done = when_done
         self.fail_commits = fail_commits
         self.commits: list[dict[TP, int]] = []
+        self.missing: set[str] = set()
         self.started = self.stopped = False
         self._assigned: set[TP] = set()
         self._on_revoked: Rebalance = _nothing
@@ -95,6 +96,10 @@ class FakeSource:
     def assignment(self) -> set[TP]:
         """The partitions assigned now."""
         return set(self._assigned)
+
+    async def missing_topics(self) -> list[str]:
+        """The topics of :attr:`missing` (set by a test), sorted."""
+        return sorted(self.missing)
 
     async def commit(self, offsets: dict[TP, int]) -> bool:
         """Record ``offsets``; False while ``fail_commits`` remain."""

@@ -1,9 +1,11 @@
-"""HTTP endpoint: ``/metrics`` (Prometheus text format), ``/healthz`` (alive), ``/readyz`` (ready)."""
+"""HTTP endpoint: ``/metrics`` (Prometheus text format), ``/healthz`` (alive), ``/readyz`` (ready, or
+503 with the reason), ``/status`` (JSON: readiness, totals, lag, incident groups; ``logsig top``)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
+import orjson
 from aiohttp import web
 from prometheus_client import CollectorRegistry
 from prometheus_client.exposition import choose_encoder
@@ -12,8 +14,9 @@ from prometheus_client.exposition import choose_encoder
 class HttpServer:
     """Serves the endpoints on ``host:port``; ``ready()`` returns None when ready, else the reason."""
 
-    def __init__(self, registry: CollectorRegistry, ready: Callable[[], str | None], host: str, port: int) -> None:
-        self._registry, self._ready = registry, ready
+    def __init__(self, registry: CollectorRegistry, ready: Callable[[], str | None], host: str, port: int,
+                 status: Callable[[], dict[str, object]] | None = None) -> None:
+        self._registry, self._ready, self._status = registry, ready, status
         self.host, self.port = host, port
         self._runner: web.AppRunner | None = None
 
@@ -22,6 +25,8 @@ class HttpServer:
         app.router.add_get("/metrics", self._metrics)
         app.router.add_get("/healthz", self._healthz)
         app.router.add_get("/readyz", self._readyz)
+        if self._status is not None:
+            app.router.add_get("/status", self._status_json)
         return app
 
     async def _metrics(self, request: web.Request) -> web.Response:
@@ -39,6 +44,10 @@ class HttpServer:
         if reason is None:
             return web.Response(text="ready\n")
         return web.Response(status=503, text=f"not ready: {reason}\n")
+
+    async def _status_json(self, _: web.Request) -> web.Response:
+        assert self._status is not None
+        return web.Response(body=orjson.dumps(self._status()), content_type="application/json")
 
     async def start(self) -> None:
         """Listen. Raises: OSError if the port cannot be bound."""

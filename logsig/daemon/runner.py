@@ -38,12 +38,14 @@ from pathlib import Path
 import structlog
 from prometheus_client import CollectorRegistry
 
+from logsig import __version__
 from logsig.backoff import retry_forever
 from logsig.config import Settings
 from logsig.config_security import kafka_file_problems
 from logsig.daemon.http import HttpServer
 from logsig.daemon.offsets import OffsetTracker, next_offsets
 from logsig.daemon.reload import CatalogWatcher
+from logsig.daemon.status import Activity, TopicWatch
 from logsig.errors import ConfigError, LogsigError
 from logsig.group.settings import GroupSettings
 from logsig.group.stage import GroupStage
@@ -68,14 +70,16 @@ class Daemon:
     (None: never); http: the ``/metrics``, ``/healthz``, ``/readyz`` server (None: none);
     grouping: the grouping stage (default: off, one event per line);
     shutdown_timeout_seconds: the longest drain (on SIGTERM and on revocation);
-    retry_backoff_max_seconds: the longest wait between connection attempts.
+    retry_backoff_max_seconds: the longest wait between connection attempts;
+    summary_interval_seconds: how often the summary line is logged (:mod:`logsig.daemon.status`).
     :meth:`stop_event` set ends it gracefully.
     """
 
     def __init__(self, source: Source, pipeline: Pipeline, sinks: Sequence[Sink], offsets: OffsetTracker,
                  metrics: Metrics, *, watcher: CatalogWatcher | None = None, http: HttpServer | None = None,
                  grouping: GroupStage | None = None, shutdown_timeout_seconds: float = 20.0,
-                 retry_backoff_max_seconds: float = 30.0) -> None:
+                 retry_backoff_max_seconds: float = 30.0, summary_interval_seconds: float = 60.0,
+                 group_id: str = "") -> None:
         if not sinks:
             raise ValueError("a daemon needs at least one sink")
         self.source, self.pipeline, self.sinks = source, pipeline, tuple(sinks)
@@ -90,16 +94,38 @@ class Daemon:
         self._started = False
         self._abandoned = False
         self._last_lag = float("-inf")
+        self._lag: dict[TP, int] = {}
+        self._waiting: str | None = None
+        self.group_id = group_id
+        self.topics = TopicWatch(source.missing_topics, metrics.topics_missing)
+        self.activity = Activity(summary_interval_seconds)
         source.listen(self._on_revoked, self._on_assigned)
         metrics.init_sinks(sink.name for sink in self.sinks)
 
     def not_ready_reason(self) -> str | None:
-        """None when ready (catalog loaded, partitions assigned), else why not."""
+        """None when ready (catalog loaded, partitions assigned), else why not: the last connection
+        error (e.g. which output topics do not exist), the missing input topics, or no partitions."""
         if not self._started:
-            return "not connected to Kafka"
+            return self._waiting or "connecting to Kafka"
         if not self.source.assignment():
-            return "no partitions assigned"
+            if self.topics.missing:
+                return f"input topics do not exist: {', '.join(self.topics.missing)}"
+            return (f"no partitions assigned to this member of consumer group {self.group_id!r} (a rebalance in "
+                    f"progress, or more replicas than partitions)")
         return _trouble(self.sinks[0]) or _trouble(self.source)
+
+    def status(self) -> dict[str, object]:
+        """What ``/status`` serves (``logsig top`` reads it): readiness, totals, lag, incident groups."""
+        return {"version": __version__, "group_id": self.group_id, "ready": self.not_ready_reason() is None,
+                "reason": self.not_ready_reason(), "missing_topics": self.topics.missing,
+                "partitions": sorted(f"{t}[{p}]" for t, p in self.source.assignment()),
+                "lag": {f"{t}[{p}]": lag for (t, p), lag in sorted(self._lag.items())},
+                "totals": vars(self.activity.totals).copy(), "groups": self.activity.top_groups()}
+
+    def _waiting_on(self, what: str) -> Callable[[BaseException], None]:
+        def record(error: BaseException) -> None:
+            self._waiting = f"{what}: {error}" if not isinstance(error, LogsigError) else str(error)
+        return record
 
     async def run(self) -> None:
         """Serve until :attr:`stop_event` is set, then drain and close.
@@ -131,10 +157,10 @@ class Daemon:
     async def _connect(self) -> bool:
         stopping, backoff = self.stop_event.is_set, self.retry_backoff_max_seconds
         primary = self.sinks[0]
-        return (await retry_forever(primary.start, f"starting the {primary.name} sink", backoff, stopping,
-                                    self._sleep)
+        starting = f"starting the {primary.name} sink"
+        return (await retry_forever(primary.start, starting, backoff, stopping, self._sleep, self._waiting_on(starting))
                 and await retry_forever(self.source.start, "joining the consumer group", backoff, stopping,
-                                        self._sleep))
+                                        self._sleep, self._waiting_on("joining the consumer group")))
 
     async def _loop(self) -> None:
         while not self.stop_event.is_set():
@@ -143,6 +169,7 @@ class Daemon:
                 now = time.monotonic()
                 if records:
                     records_consumed(self.metrics, records)
+                    self.activity.consumed(len(records))
                     step = self.pipeline.process(records, now)
                 else:
                     step = self.pipeline.flush_idle(now)
@@ -184,6 +211,8 @@ class Daemon:
             return False
         step_processed(self.metrics, step, self.pipeline.engine.phase_two_seconds)
         outcomes_accounted(self.metrics, outcomes, primary.name, time.time())
+        self.activity.delivered(delivered_step(step, outcomes), step.matched,
+                                sum(1 for o in outcomes if o.kind == "dead_letter" and o.delivered))
         if len(self.sinks) > 1 and step.detections:
             done = delivered_step(step, outcomes)
             for sink in self.sinks[1:]:
@@ -212,6 +241,7 @@ class Daemon:
 
     async def _on_assigned(self, assigned: set[TP]) -> None:
         self.metrics.partitions.set(len(self.source.assignment()))
+        self.topics.recheck()
         log.info("partitions assigned", partitions=sorted(assigned))
 
     async def _housekeeping(self) -> None:
@@ -219,12 +249,15 @@ class Daemon:
         if now - self._last_lag < LAG_INTERVAL_SECONDS:
             return
         self._last_lag = now
-        for (topic, partition), lag in (await self.source.lag()).items():
+        self._lag = await self.source.lag()
+        for (topic, partition), lag in self._lag.items():
             self.metrics.lag.labels(topic=topic, partition=str(partition)).set(lag)
         self.metrics.partitions.set(len(self.source.assignment()))
         self.metrics.groups_open.set(self.grouping.open_groups())
         self.metrics.groups_evicted.inc(self.grouping.evicted() - self._evicted)
         self._evicted = self.grouping.evicted()
+        await self.topics.poll()
+        self.activity.tick(self._lag, len(self.source.assignment()))
         engine = self.watcher.poll(self.metrics) if self.watcher is not None else None
         if engine is not None:
             self.pipeline.replace_engine(engine)
@@ -273,8 +306,11 @@ def build_daemon(settings: Settings, registry: CollectorRegistry | None = None) 
     source = KafkaSource(settings.kafka, commit_via=transactional.commit if transactional else None)
     daemon = Daemon(source, pipeline, sinks, OffsetTracker(), metrics, watcher=watcher,
                     grouping=GroupStage(settings.grouping), shutdown_timeout_seconds=settings.shutdown_timeout_seconds,
-                    retry_backoff_max_seconds=settings.kafka.retry_backoff_max_seconds)
-    daemon.http = HttpServer(metrics.registry, daemon.not_ready_reason, settings.http.host, settings.http.port)
+                    retry_backoff_max_seconds=settings.kafka.retry_backoff_max_seconds,
+                    summary_interval_seconds=settings.logging.summary_interval_seconds,
+                    group_id=settings.kafka.group_id)
+    daemon.http = HttpServer(metrics.registry, daemon.not_ready_reason, settings.http.host, settings.http.port,
+                             status=daemon.status)
     if transactional is not None:
         transactional.stopping = daemon.stop_event.is_set
     log.info("configured", topics=settings.kafka.topics, group_id=settings.kafka.group_id)

@@ -32,6 +32,9 @@ class Source(Protocol):
     def assignment(self) -> set[TP]:
         """The partitions this member reads now."""
 
+    async def missing_topics(self) -> list[str]:
+        """The subscribed topics that do not exist (a consumer of a missing topic just sits idle)."""
+
     async def commit(self, offsets: dict[TP, int]) -> bool:
         """Commit ``offsets`` (next offset to read per partition); False if it failed (retried later)."""
 

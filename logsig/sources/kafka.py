@@ -123,6 +123,11 @@ class KafkaSource:
             return "group coordinator unknown: the broker is unreachable"
         return None
 
+    async def missing_topics(self) -> list[str]:
+        """The subscribed topics the cluster does not have (fresh metadata, sorted)."""
+        present = await self.consumer.topics()
+        return sorted(set(self.settings.topics) - set(present))
+
     def assignment(self) -> set[TP]:
         """The partitions assigned to this member now."""
         return {(tp.topic, tp.partition) for tp in self.consumer.assignment()}

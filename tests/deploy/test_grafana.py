@@ -39,6 +39,7 @@ EXPORTED: dict[str, frozenset[str]] = {
         "logsig_messages_truncated_total": set(),
         "logsig_consumer_lag_records": {"topic", "partition"},
         "logsig_partitions_assigned": set(),
+        "logsig_input_topics_missing": set(),
         "logsig_processing_latency_seconds_bucket": {"le"},
         "logsig_processing_latency_seconds_sum": set(),
         "logsig_processing_latency_seconds_count": set(),
