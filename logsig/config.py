@@ -196,6 +196,13 @@ class AlertmanagerSettings(_Section):
     max_retries: int = Field(5, ge=0, description="Retries of one post, with exponential backoff.")
 
 
+class DiscoverySettings(_Section):
+    """The unclassified tier's top templates (``/unclassified``, ``logsig scan --unclassified``)."""
+
+    top_k: int = Field(1000, ge=1, description="Unclassified templates tracked (Space-Saving capacity).")
+    max_pods: int = Field(8, ge=0, description="Pods listed per tracked template; more are flagged, not kept.")
+
+
 class LoggingSettings(_Section):
     """logsig's own logs (structlog, to stderr)."""
 
@@ -219,6 +226,7 @@ class Settings(BaseSettings):
     matching: MatchingSettings = Field(default_factory=MatchingSettings)
     decode: DecodeSettings = Field(default_factory=DecodeSettings)
     grouping: GroupSettings = Field(default_factory=GroupSettings)
+    discovery: DiscoverySettings = Field(default_factory=DiscoverySettings)
     metrics: MetricsSettings = Field(default_factory=MetricsSettings)
     alertmanager: AlertmanagerSettings = Field(default_factory=AlertmanagerSettings)
     logging: LoggingSettings = Field(default_factory=LoggingSettings)

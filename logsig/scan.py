@@ -5,7 +5,10 @@ Each input line is one record value, decoded exactly as the daemon decodes a Kaf
 to stdout as JSON lines (``--format json``) or as a few readable lines each (``--format text``);
 a summary per signature goes to stderr. ``--since``/``--until`` keep the incidents whose log time
 lies in ``[since, until)`` (incidents without a log time are then left out, and counted).
-``--fail-on SEVERITY`` makes the exit code 1 when an incident at or above it was kept. Incidents
+``--fail-on SEVERITY`` makes the exit code 1 when an incident at or above it was kept.
+``--unclassified [N]`` writes, instead of the incidents, the N (default 20) most frequent templates
+of the unclassified incidents (only a generic-tier signature named them;
+:mod:`logsig.discovery.unclassified`): one JSON object per template, or a table with ``--format text``. Incidents
 are grouped as the daemon groups them (:mod:`logsig.group.stage`), with log time as the clock: the
 output is each group's opened/updated/resolved events, every group still open at the end of the
 input resolved; with ``grouping.enabled: false`` it is one event per matching line. A progress
@@ -25,11 +28,12 @@ from typing import Any, BinaryIO, TextIO
 
 from tqdm import tqdm
 
+from logsig.discovery.unclassified import Unclassified
 from logsig.errors import ConfigError
 from logsig.group.stage import GroupStage
 from logsig.pipeline import Pipeline, StepResult
 from logsig.severity import at_least, severity_of
-from logsig.sinks.stdout import write_incidents, write_incidents_text
+from logsig.sinks.stdout import write_incidents, write_incidents_text, write_unclassified
 from logsig.sources.lines import Input, line_chunks, open_input
 
 CHUNK_LINES = 4096
@@ -76,11 +80,13 @@ def parse_time(text: str, now: datetime | None = None) -> datetime:
 
 @dataclass(frozen=True, slots=True)
 class ScanOptions:
-    """How to write and select: ``format`` json or text, the time window, the ``fail_on`` severity."""
+    """How to write and select: ``format`` json or text, the time window, the ``fail_on`` severity,
+    ``unclassified``: write the top N unclassified templates instead of the incidents (None: incidents)."""
 
     format: str = "json"
     window: TimeWindow = TimeWindow()
     fail_on: str | None = None
+    unclassified: int | None = None
 
 
 @dataclass
@@ -131,6 +137,10 @@ class Scanner:
         self.observers = list(observers)
         self.summary = ScanSummary()
         self._write = write_incidents_text if options.format == "text" else write_incidents
+        self.unclassified: Unclassified | None = None
+        if options.unclassified is not None:
+            self.unclassified = Unclassified(max(options.unclassified, 1000))
+            self._write = _nowhere
 
     def step(self, step: StepResult) -> None:
         """Keep the step's incidents inside the window, count, write and show them to the observers."""
@@ -145,6 +155,8 @@ class Scanner:
         """Count and write ``step``, and show it to the observers."""
         self.summary.add(step)
         self._write(step, self.out)
+        if self.unclassified is not None:
+            self.unclassified.observe(step.matched)
         for observe in self.observers:
             observe(step)
 
@@ -160,6 +172,10 @@ class Scanner:
                 progress.update(source.position() - done)
                 done = source.position()
         self.step(self.pipeline.flush_all())
+
+
+def _nowhere(step: StepResult, out: BinaryIO) -> None:
+    """Write nothing (``--unclassified`` writes its view at the end instead)."""
 
 
 def _progress(paths: Sequence[str], err: TextIO) -> tqdm[Any]:
@@ -196,6 +212,8 @@ def scan(pipeline: Pipeline, paths: Sequence[str], out: BinaryIO, err: TextIO,
                 scanner.input(source, progress)
     if grouping is not None:
         scanner.emit(grouping.flush(StepResult(), resolve=True))
+    if scanner.unclassified is not None:
+        write_unclassified(scanner.unclassified.view(options.unclassified), out, options.format)
     out.flush()
     scanner.summary.seconds = time.perf_counter() - started
     write_summary(scanner.summary, err, options)

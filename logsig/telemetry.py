@@ -5,7 +5,7 @@ units). Every known label value is pre-initialised to 0 so the first increase is
 registry is injected so tests can read samples with ``registry.get_sample_value``.
 
 Events (module functions, called by the runner with a step's outcomes): :func:`records_consumed`,
-:func:`step_processed`, :func:`incident_delivered`, :func:`dead_letter_written`,
+:func:`step_processed`, :func:`unclassified_seen`, :func:`incident_delivered`, :func:`dead_letter_written`,
 :func:`record_rejected`, and :func:`outcomes_accounted` for a whole step.
 """
 
@@ -77,6 +77,10 @@ class Metrics:
         self.latency = Histogram("logsig_processing_latency_seconds",
                                  "Record timestamp to incident acknowledged by the sink (seconds).",
                                  buckets=LATENCY_BUCKETS, registry=r)
+        self.unclassified = Counter("logsig_unclassified", "Matching lines only a generic-tier signature named "
+                                    "(an unclassified failure), per domain of that signature.", ["domain"],
+                                    registry=r)
+        self.unclassified.labels(domain="generic")
         self.groups_open = Gauge("logsig_groups_open", "Incident groups open in this replica.", registry=r)
         self.groups_evicted = Counter("logsig_groups_evicted", "Open incident groups evicted at grouping.max_groups.",
                                       registry=r)
@@ -193,6 +197,12 @@ def step_processed(m: Metrics, step: StepResult, phase_two: Mapping[str, float])
         for match in detection.matches:
             m.count_match(match.signature.id, detection.event.source)
     m.add_phase_two(phase_two)
+
+
+def unclassified_seen(m: Metrics, domains: Mapping[str, int]) -> None:
+    """Lines only a generic signature named (``Unclassified.observe``'s count per domain)."""
+    for domain, count in domains.items():
+        m.unclassified.labels(domain=domain).inc(count)
 
 
 def incident_delivered(m: Metrics, detection: Detection, sink: str, now: float) -> None:

@@ -1,4 +1,4 @@
-"""``logsig catalog check|test|lint|list|show|warm`` and ``logsig explain``: tools for signature authors.
+"""``logsig catalog check|test|lint|list|show|warm|draft`` and ``logsig explain``: tools for signature authors.
 
 Every catalog sub-command given no PATH works on the built-in catalog.
 """
@@ -14,6 +14,7 @@ from typing import Any
 
 import yaml
 
+from logsig.cli import draft as draft_cmd
 from logsig.cli.common import add_cache_arg
 from logsig.cli.warm import cmd_warm
 from logsig.errors import CatalogError
@@ -45,6 +46,7 @@ def add_parsers(sub: Any, add_catalog_args: Callable[[argparse.ArgumentParser], 
     warm.add_argument("--config", type=Path, help="settings YAML file (catalog and matching sections)")
     add_catalog_args(warm)
     add_cache_arg(warm)
+    draft_cmd.add_parser(csub)
     lint = csub.choices["lint"]
     lint.add_argument("--benign", type=Path, action="append", default=[],
                       help="file of benign lines (one per line) no signature may match (repeatable)")
@@ -207,7 +209,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
 
 def _cmd_catalog(args: argparse.Namespace) -> int:
     commands = {"check": cmd_check, "test": cmd_test, "lint": cmd_lint, "list": cmd_list, "show": cmd_show,
-                "warm": cmd_warm}
+                "warm": cmd_warm, "draft": draft_cmd.cmd_draft}
     return commands[args.catalog_command](args)
 
 

@@ -31,8 +31,18 @@ def add_parser(sub: Any, add_catalog_args: Callable[[argparse.ArgumentParser], N
     scan.add_argument("--since", metavar="TIME",
                       help="keep incidents logged at or after TIME (ISO 8601, or a duration before now: 30m, 2h, 7d)")
     scan.add_argument("--until", metavar="TIME", help="keep incidents logged before TIME (same forms)")
+    scan.add_argument("--unclassified", type=_positive, nargs="?", const=20, metavar="N",
+                      help="write the N (default 20) most frequent templates of the unclassified incidents "
+                           "(only a generic signature named them) instead of the incidents")
     add_catalog_args(scan)
     add_cache_arg(scan)
+
+
+def _positive(text: str) -> int:
+    """A whole number of 1 or more, for argparse (whose message names the option)."""
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"not a whole number of 1 or more: {text!r}")
+    return int(text)
 
 
 def cmd_scan(args: argparse.Namespace) -> int:
@@ -48,7 +58,7 @@ def cmd_scan(args: argparse.Namespace) -> int:
     settings = with_catalog_args(load_settings(args.config), args)
     window = TimeWindow(parse_time(args.since) if args.since else None,
                         parse_time(args.until) if args.until else None)
-    options = ScanOptions(format=args.format, window=window, fail_on=args.fail_on)
+    options = ScanOptions(format=args.format, window=window, fail_on=args.fail_on, unclassified=args.unclassified)
     catalog = load_catalog(settings.catalog.paths, builtin=settings.catalog.builtin)
     engine = Engine(catalog.signatures, max_message_bytes=settings.matching.max_message_bytes,
                     cache=settings.catalog.compile_cache())

@@ -1,5 +1,12 @@
 """HTTP endpoint: ``/metrics`` (Prometheus text format), ``/healthz`` (alive), ``/readyz`` (ready, or
-503 with the reason), ``/status`` (JSON: readiness, totals, lag, incident groups; ``logsig top``)."""
+503 with the reason), ``/status`` (JSON: readiness, totals, lag, incident groups; ``logsig top``),
+``/unclassified`` (the top unclassified templates, JSON).
+
+``GET /unclassified?limit=N`` (default 100) answers ``{"total", "tracked", "capacity", "templates"}``
+with the templates most frequent first (fields: :func:`logsig.discovery.unclassified.template_json`);
+``GET /unclassified/<fingerprint>`` answers one template, 404 when it is not tracked. A ``limit``
+that is not a whole number of 1 or more is a 400.
+"""
 
 from __future__ import annotations
 
@@ -10,13 +17,19 @@ from aiohttp import web
 from prometheus_client import CollectorRegistry
 from prometheus_client.exposition import choose_encoder
 
+from logsig.discovery.unclassified import Unclassified
+
+DEFAULT_LIMIT = 100
+
 
 class HttpServer:
     """Serves the endpoints on ``host:port``; ``ready()`` returns None when ready, else the reason."""
 
     def __init__(self, registry: CollectorRegistry, ready: Callable[[], str | None], host: str, port: int,
-                 status: Callable[[], dict[str, object]] | None = None) -> None:
+                 status: Callable[[], dict[str, object]] | None = None,
+                 unclassified: Unclassified | None = None) -> None:
         self._registry, self._ready, self._status = registry, ready, status
+        self._unclassified = unclassified or Unclassified()
         self.host, self.port = host, port
         self._runner: web.AppRunner | None = None
 
@@ -27,7 +40,22 @@ class HttpServer:
         app.router.add_get("/readyz", self._readyz)
         if self._status is not None:
             app.router.add_get("/status", self._status_json)
+        app.router.add_get("/unclassified", self._top)
+        app.router.add_get("/unclassified/{fingerprint}", self._one)
         return app
+
+    async def _top(self, request: web.Request) -> web.Response:
+        text = request.query.get("limit", str(DEFAULT_LIMIT))
+        if not text.isdigit() or int(text) < 1:
+            return _json({"error": f"limit must be a whole number of 1 or more, not {text!r}"}, status=400)
+        return _json(self._unclassified.view(int(text)))
+
+    async def _one(self, request: web.Request) -> web.Response:
+        fingerprint = request.match_info["fingerprint"]
+        found = self._unclassified.get(fingerprint)
+        if found is None:
+            return _json({"error": f"template {fingerprint!r} is not tracked"}, status=404)
+        return _json(found)
 
     async def _metrics(self, request: web.Request) -> web.Response:
         """Prometheus text, or OpenMetrics when the scraper asks for it; gzip when accepted."""
@@ -65,3 +93,7 @@ class HttpServer:
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
+
+
+def _json(body: object, status: int = 200) -> web.Response:
+    return web.Response(body=orjson.dumps(body), status=status, content_type="application/json")

@@ -46,6 +46,7 @@ from logsig.daemon.http import HttpServer
 from logsig.daemon.offsets import OffsetTracker, next_offsets
 from logsig.daemon.reload import CatalogWatcher
 from logsig.daemon.status import Activity, TopicWatch
+from logsig.discovery.unclassified import Unclassified
 from logsig.errors import ConfigError, LogsigError
 from logsig.group.settings import GroupSettings
 from logsig.group.stage import GroupStage
@@ -57,7 +58,7 @@ from logsig.sinks.kafka.sink import KafkaSink
 from logsig.sinks.kafka.transactional import TransactionalKafkaSink
 from logsig.sources import Source
 from logsig.sources.kafka import KafkaSource
-from logsig.telemetry import Metrics, outcomes_accounted, records_consumed, step_processed
+from logsig.telemetry import Metrics, outcomes_accounted, records_consumed, step_processed, unclassified_seen
 
 log = structlog.get_logger("logsig.daemon")
 LAG_INTERVAL_SECONDS = 1.0
@@ -67,8 +68,9 @@ class Daemon:
     """One logsig replica: ``source`` -> ``pipeline`` -> ``sinks`` (the first gates commits).
 
     offsets: the commit bookkeeping; metrics: where events are counted; watcher: catalog reloads
-    (None: never); http: the ``/metrics``, ``/healthz``, ``/readyz`` server (None: none);
-    grouping: the grouping stage (default: off, one event per line);
+    (None: never); http: the ``/metrics``, ``/healthz``, ``/readyz``, ``/unclassified`` server (None: none);
+    grouping: the grouping stage (default: off, one event per line); unclassified: the top
+    unclassified templates, fed with every delivered step (default: 1,000 templates);
     shutdown_timeout_seconds: the longest drain (on SIGTERM and on revocation);
     retry_backoff_max_seconds: the longest wait between connection attempts;
     summary_interval_seconds: how often the summary line is logged (:mod:`logsig.daemon.status`).
@@ -77,7 +79,8 @@ class Daemon:
 
     def __init__(self, source: Source, pipeline: Pipeline, sinks: Sequence[Sink], offsets: OffsetTracker,
                  metrics: Metrics, *, watcher: CatalogWatcher | None = None, http: HttpServer | None = None,
-                 grouping: GroupStage | None = None, shutdown_timeout_seconds: float = 20.0,
+                 grouping: GroupStage | None = None, unclassified: Unclassified | None = None,
+                 shutdown_timeout_seconds: float = 20.0,
                  retry_backoff_max_seconds: float = 30.0, summary_interval_seconds: float = 60.0,
                  group_id: str = "") -> None:
         if not sinks:
@@ -86,6 +89,7 @@ class Daemon:
         self.offsets, self.metrics, self.watcher, self.http = offsets, metrics, watcher, http
         self.registry = metrics.registry
         self.grouping = grouping or GroupStage(GroupSettings(enabled=False))
+        self.unclassified = unclassified or Unclassified()
         self._evicted = 0
         self.shutdown_timeout_seconds = shutdown_timeout_seconds
         self.retry_backoff_max_seconds = retry_backoff_max_seconds
@@ -210,6 +214,7 @@ class Daemon:
                       records=len(step.detections) + len(step.failures))
             return False
         step_processed(self.metrics, step, self.pipeline.engine.phase_two_seconds)
+        unclassified_seen(self.metrics, self.unclassified.observe(step.matched))
         outcomes_accounted(self.metrics, outcomes, primary.name, time.time())
         self.activity.delivered(delivered_step(step, outcomes), step.matched,
                                 sum(1 for o in outcomes if o.kind == "dead_letter" and o.delivered))
@@ -304,13 +309,15 @@ def build_daemon(settings: Settings, registry: CollectorRegistry | None = None) 
     metrics.init_topics(settings.kafka.topics)
     transactional = kafka_sink if isinstance(kafka_sink, TransactionalKafkaSink) else None
     source = KafkaSource(settings.kafka, commit_via=transactional.commit if transactional else None)
+    unclassified = Unclassified(settings.discovery.top_k, settings.discovery.max_pods)
     daemon = Daemon(source, pipeline, sinks, OffsetTracker(), metrics, watcher=watcher,
-                    grouping=GroupStage(settings.grouping), shutdown_timeout_seconds=settings.shutdown_timeout_seconds,
+                    grouping=GroupStage(settings.grouping), unclassified=unclassified,
+                    shutdown_timeout_seconds=settings.shutdown_timeout_seconds,
                     retry_backoff_max_seconds=settings.kafka.retry_backoff_max_seconds,
                     summary_interval_seconds=settings.logging.summary_interval_seconds,
                     group_id=settings.kafka.group_id)
     daemon.http = HttpServer(metrics.registry, daemon.not_ready_reason, settings.http.host, settings.http.port,
-                             status=daemon.status)
+                             status=daemon.status, unclassified=unclassified)
     if transactional is not None:
         transactional.stopping = daemon.stop_event.is_set
     log.info("configured", topics=settings.kafka.topics, group_id=settings.kafka.group_id)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import BinaryIO
+from typing import Any, BinaryIO
+
+import orjson
 
 from logsig.incident import Incident
 from logsig.pipeline import StepResult
@@ -46,3 +48,22 @@ def write_incidents_text(step: StepResult, out: BinaryIO) -> None:
     """Write each incident of ``step`` to ``out`` as :func:`incident_text` (UTF-8)."""
     for detection in step.detections:
         out.write(incident_text(detection.incident).encode("utf-8"))
+
+
+def write_unclassified(view: dict[str, Any], out: BinaryIO, fmt: str = "json") -> None:
+    """Write the templates of an :meth:`~logsig.discovery.unclassified.Unclassified.view`.
+
+    json: one object per template per line; text: a header, then per template its count, pods,
+    first and last seen, fingerprint and template (cut to 160 characters).
+    """
+    if fmt != "text":
+        for entry in view["templates"]:
+            out.write(orjson.dumps(entry) + b"\n")
+        return
+    out.write(f"{view['total']} unclassified lines, {view['tracked']} templates tracked "
+              f"(top {len(view['templates'])} below)\n".encode())
+    for entry in view["templates"]:
+        pods = ", ".join(entry["pods"]) + (", ..." if entry["pods_truncated"] else "")
+        out.write((f"\n{entry['count']:>8}  {entry['fingerprint']}  {entry['signature_id']}\n"
+                   f"          {entry['first_seen']} .. {entry['last_seen']}  pods: {pods or '-'}\n"
+                   f"          {entry['template'][:TEXT_LINE_CHARS]}\n").encode())

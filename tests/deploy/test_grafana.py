@@ -53,6 +53,7 @@ EXPORTED: dict[str, frozenset[str]] = {
         "logsig_groups_open": set(),
         "logsig_groups_evicted_total": set(),
         "logsig_kafka_metadata_requests_total": set(),
+        "logsig_unclassified_total": {"domain"},
         "up": set(),
     }.items()
 }

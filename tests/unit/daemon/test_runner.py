@@ -6,7 +6,7 @@ from logsig.daemon.offsets import OffsetTracker
 from logsig.daemon.runner import Daemon
 from logsig.decode.settings import DecodeSettings
 from logsig.matchers.engine.engine import Engine
-from logsig.matchers.signature import Signature
+from logsig.matchers.signature import GENERIC_PRIORITY, Signature
 from logsig.pipeline import Detection, Pipeline
 from logsig.records import DecodeFailure
 from logsig.testing import FakeSource, RecordingSink, Revoke, fresh_metrics, make_record
@@ -191,3 +191,20 @@ class TestGrouping:
         events = [(d.incident.status, d.incident.group.occurrences if d.incident.group else 0)
                   for d in sink.incidents()]
         assert ([("opened", 1), ("updated", 3)], [{("logs", 0): 1}, {("logs", 0): 3}]) == (events, source.commits)
+
+
+class TestUnclassified:
+    async def test_generic_incidents_are_counted_and_tracked(self) -> None:
+        """A line only a generic signature names counts in logsig_unclassified_total and tops the view."""
+        generic = Signature(id="generic/t", signature="s", regex=r"\w+Error: ", priority=GENERIC_PRIORITY)
+        pipeline = Pipeline(Engine([OOM, generic]), DecodeSettings())
+        source = FakeSource([[make_record("KeyError: 'w1'", 0), make_record("KeyError: 'w2'", 1),
+                              make_record("CUDA out of memory", 2)]], {("logs", 0)})
+        daemon = Daemon(source, pipeline, [RecordingSink()], OffsetTracker(), fresh_metrics(),
+                        retry_backoff_max_seconds=0.01)
+        source.when_done = daemon.stop_event.set
+        await _run(daemon)
+        top = daemon.unclassified.view()["templates"]
+        assert (2.0, [("KeyError: '<STR>'", 2)]) == (
+            _sample(daemon, "logsig_unclassified_total", domain="generic"),
+            [(t["template"], t["count"]) for t in top])
