@@ -64,6 +64,12 @@ class Metrics:
                                  registry=r)
         self.incidents_dropped = Counter("logsig_incidents_dropped", "Incident events a sink gave up on.",
                                          ["sink", "reason"], registry=r)
+        self.outputs_shrunk = Counter("logsig_outputs_shrunk",
+                                      "Outputs the broker refused as too large, written after a shrink step.",
+                                      ["kind", "step"], registry=r)
+        self.delivery_blocked = Gauge("logsig_delivery_blocked",
+                                      "1 while the broker refuses even a minimal output: offsets are not committed.",
+                                      registry=r)
         self.metadata_requests = Counter("logsig_kafka_metadata_requests",
                                          "Metadata requests the Kafka sink's producer sent.", registry=r)
         self.truncated = Counter("logsig_messages_truncated", "Messages matched on a bounded window.", registry=r)
@@ -107,6 +113,9 @@ class Metrics:
             self.incidents.labels(sink=sink)
         self.incidents_dropped.labels(sink="kafka", reason="record_too_large")
         self.dead_letters_dropped.labels(reason="record_too_large")
+        for kind in ("incident", "dead_letter"):
+            for step in ("alone", "trimmed", "minimal"):
+                self.outputs_shrunk.labels(kind=kind, step=step)
 
     def init_topics(self, topics: Iterable[str]) -> None:
         """Pre-initialise the per-topic counters."""

@@ -30,6 +30,7 @@ EXPECTED_RECEIVER = {
     "LogsigConsumerLagGrowing": "chat",
     "LogsigDeadLetters": "chat",
     "LogsigIncidentsDropped": "chat",
+    "LogsigDeliveryBlocked": "pager",
     "LogsigCatalogReloadFailing": "ticket",
 }
 

@@ -54,6 +54,8 @@ EXPORTED: dict[str, frozenset[str]] = {
         "logsig_groups_evicted_total": set(),
         "logsig_kafka_metadata_requests_total": set(),
         "logsig_unclassified_total": {"domain"},
+        "logsig_outputs_shrunk_total": {"kind", "step"},
+        "logsig_delivery_blocked": set(),
         "up": set(),
     }.items()
 }

@@ -34,7 +34,14 @@ from logsig.pipeline import Detection, StepResult
 from logsig.records import DecodeFailure
 from logsig.sinks import Outcome, OutputKind
 from logsig.sinks.kafka.guard import MetadataGuard
-from logsig.sinks.kafka.records import OutRecord, dead_letter_record, incident_record
+from logsig.sinks.kafka.records import (
+    SHRINK_STEPS,
+    OutRecord,
+    dead_letter_record,
+    incident_record,
+    shrunk_dead_letter,
+    shrunk_incident,
+)
 from logsig.telemetry import Metrics
 
 log = structlog.get_logger("logsig.sink")
@@ -73,6 +80,7 @@ class KafkaSink:
         self._producer: AIOKafkaProducer | None = None
         self._failing: str | None = None
         self._sending_since: float | None = None
+        self._blocked: str | None = None
 
     async def start(self) -> None:
         """Connect (once) and check that the output and dead-letter topics exist.
@@ -103,6 +111,8 @@ class KafkaSink:
     def trouble(self) -> str | None:
         """Why the sink cannot deliver now, else None (``/readyz``): a try failed and is being retried,
         or acknowledgements have been awaited for more than :data:`STALLED_SECONDS`."""
+        if self._blocked is not None:
+            return self._blocked
         since = self._sending_since
         if self._failing is None and since is not None and time.monotonic() - since > STALLED_SECONDS:
             return f"Kafka sink waiting {time.monotonic() - since:.0f} s for the broker's acknowledgements"
@@ -151,21 +161,79 @@ class KafkaSink:
                       sleep: Callable[[float], Awaitable[None]]) -> list[Outcome] | None:
         """Produce ``step``'s incidents and dead letters; one outcome per output, incidents first.
 
-        Returns None if ``give_up()`` became true before every record was acknowledged or rejected.
+        A record the broker refuses as too large is sent again smaller (:func:`_shrink`): nothing is
+        dropped. Returns None if ``give_up()`` became true before every record was acknowledged.
         """
         s = self.settings
-        records = [incident_record(d.incident, s.output_topic, s.cloudevents_source) for d in step.detections]
-        records.extend(dead_letter_record(f, s.dead_letter_topic, s.dead_letter_max_bytes) for f in step.failures)
-        if s.line_topic and step.lines:
-            records.extend(incident_record(d.incident, s.line_topic, s.cloudevents_source) for d in step.lines)
-        rejected = await self.produce(records, give_up, sleep)
+        outputs: list[tuple[OutputKind, Detection | DecodeFailure, OutRecord]] = [
+            ("incident", d, incident_record(d.incident, s.output_topic, s.cloudevents_source)) for d in step.detections]
+        outputs.extend(("dead_letter", f, dead_letter_record(f, s.dead_letter_topic, s.dead_letter_max_bytes))
+                       for f in step.failures)
+        lines: list[tuple[OutputKind, Detection | DecodeFailure, OutRecord]] = [
+            ("incident", d, incident_record(d.incident, s.line_topic, s.cloudevents_source))
+            for d in (step.lines or []) if s.line_topic]
+        rejected = await self.produce([r for *_, r in outputs + lines], give_up, sleep)
         if rejected is None:
             return None
         lost = {id(record) for record, _ in rejected}
-        ok = [id(record) not in lost for record in records]
-        count = len(step.detections)
-        incidents = [_outcome("incident", d, sent) for d, sent in zip(step.detections, ok, strict=False)]
-        return incidents + [_outcome("dead_letter", f, sent) for f, sent in zip(step.failures, ok[count:], strict=True)]
+        for kind, output, record in outputs + lines:
+            if id(record) in lost and not await self._shrink(kind, output, record.topic, give_up, sleep):
+                return None
+        return [Outcome(kind, output, True) for kind, output, _ in outputs]
+
+    async def _shrink(self, kind: OutputKind, output: Detection | DecodeFailure, topic: str,
+                      give_up: Callable[[], bool], sleep: Callable[[float], Awaitable[None]]) -> bool:
+        """Write a refused output through :data:`SHRINK_STEPS`, counting the step that was taken; when
+        even the minimal record is refused, block (no commit) until it is taken. False: given up."""
+        record = None
+        for step in SHRINK_STEPS:
+            record = self._shrunk_record(kind, output, topic, step)
+            rejected = await self.produce([record], give_up, sleep)
+            if rejected is None:
+                return False
+            if not rejected:
+                self._shrunk(kind, step)
+                return True
+            log.warning("record refused by the broker as too large; shrinking", kind=kind, step=step, topic=topic,
+                        value_bytes=len(record.value), key_bytes=len(record.key or b""), error=rejected[0][1])
+        assert record is not None
+        return await self._blocked_until_taken(kind, record, give_up, sleep)
+
+    def _shrunk_record(self, kind: OutputKind, output: Detection | DecodeFailure, topic: str, step: str) -> OutRecord:
+        if isinstance(output, Detection):
+            return incident_record(shrunk_incident(output.incident, step), topic, self.settings.cloudevents_source)
+        return shrunk_dead_letter(output, topic, self.settings.dead_letter_max_bytes, step)
+
+    async def _blocked_until_taken(self, kind: OutputKind, record: OutRecord, give_up: Callable[[], bool],
+                                   sleep: Callable[[float], Awaitable[None]]) -> bool:
+        """Retry the minimal ``record`` with backoff, saying so on ``/readyz`` and ``logsig_delivery_blocked``."""
+        self._blocked = (f"topic {record.topic} refuses even a minimal {kind} ({len(record.value)} bytes) as too "
+                         "large: raise its max.message.bytes; offsets are not committed")
+        log.error("delivery blocked; offsets are not committed", reason=self._blocked)
+        self._set_blocked(1)
+        next_delay = backoff_delays(self.settings.retry_backoff_max_seconds)
+        try:
+            while not give_up():
+                await sleep(next_delay())
+                rejected = await self.produce([record], give_up, sleep)
+                if rejected is None:
+                    return False
+                if not rejected:
+                    self._shrunk(kind, "minimal")
+                    log.info("delivery unblocked", topic=record.topic)
+                    return True
+            return False
+        finally:
+            self._blocked = None
+            self._set_blocked(0)
+
+    def _shrunk(self, kind: OutputKind, step: str) -> None:
+        if self._metrics is not None:
+            self._metrics.outputs_shrunk.labels(kind=kind, step=step).inc()
+
+    def _set_blocked(self, value: int) -> None:
+        if self._metrics is not None:
+            self._metrics.delivery_blocked.set(value)
 
     async def produce(self, records: list[OutRecord], give_up: Callable[[], bool],
                       sleep: Callable[[float], Awaitable[None]]) -> list[tuple[OutRecord, str]] | None:
@@ -203,6 +271,3 @@ class KafkaSink:
             await producer.stop()
 
 
-def _outcome(kind: OutputKind, output: Detection | DecodeFailure, delivered: bool) -> Outcome:
-    """A delivered output, or one the broker can never take (too large for a produce request)."""
-    return Outcome(kind, output, delivered, None if delivered else "record_too_large")
