@@ -54,6 +54,7 @@ def cmd_scan(args: argparse.Namespace) -> int:
     from logsig.matchers.engine.engine import Engine
     from logsig.pipeline import Pipeline
     from logsig.scan import ScanOptions, TimeWindow, parse_time, scan
+    from logsig.sinks.report import ReportCollector, render
 
     settings = with_catalog_args(load_settings(args.config), args)
     window = TimeWindow(parse_time(args.since) if args.since else None,
@@ -64,9 +65,13 @@ def cmd_scan(args: argparse.Namespace) -> int:
                     cache=settings.catalog.compile_cache())
     settle_heap()
     pipeline = Pipeline(engine, settings.decode)
+    report = ReportCollector(inputs=list(args.files)) if args.report else None
     try:
         summary = scan(pipeline, args.files, sys.stdout.buffer, sys.stderr, options,
-                       grouping=GroupStage(settings.grouping))
+                       observers=[report] if report is not None else [], grouping=GroupStage(settings.grouping))
+        if report is not None:
+            args.report.write_text(render(report), encoding="utf-8")
+            print(f"report written to {args.report}", file=sys.stderr)
     except OSError as error:
         print(f"logsig: {error}", file=sys.stderr)
         return 2
