@@ -56,7 +56,7 @@ class TestGenericFamily:
                       or (s.confidence or 1.0) > 0.3 or s.priority >= lowest_specific]
         assert lowest_specific > GENERIC_PRIORITY
 
-    def test_every_class_of_the_issue_is_covered(self) -> None:
+    def test_every_named_class_has_a_record(self) -> None:
         """Python, Rust, Go, native, OOM, NCCL, log level and Kubernetes events each have a record."""
         expected = {"generic/python-exception", "generic/rust-panic", "generic/go-panic", "generic/native-crash",
                     "generic/out-of-memory", "generic/nccl-error", "generic/error-log-record",
