@@ -36,12 +36,12 @@ def pki(tmp_path_factory: pytest.TempPathFactory) -> Pki:
     return make_pki(tmp_path_factory.mktemp("pki"), BROKER_KEY_PASSWORD, CLIENT_KEY_PASSWORD)
 
 
-@pytest.fixture
-def secure_broker(request: pytest.FixtureRequest, pki: Pki, tmp_path: Path) -> Iterator[Any]:
-    """A broker in the mode given by the test's parameter, stopped afterwards."""
+@pytest.fixture(scope="module")
+def secure_broker(request: pytest.FixtureRequest, pki: Pki, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """A broker in the mode given by the test's parameter (one per mode and module), stopped afterwards."""
     kafka = load_kafka_script()
     tls = kafka.TlsFiles(pki.broker_keystore, pki.broker_key_password, pki.ca)
-    state = tmp_path / "secure-broker"
+    state = tmp_path_factory.mktemp(f"secure-{request.param}")
     broker = kafka.start_secure(state, request.param, tls, {"logsig": SCRAM_PASSWORD}, timeout_s=180.0)
     try:
         yield broker
@@ -102,9 +102,8 @@ class TestSecuredKafka:
         """A wrong SCRAM password: logsig stays up, unready, retrying with the broker's refusal in its debug log,
         which holds neither the password given nor any other secret."""
         wrong = "wrong-Scram-Secret-0d41"
-        await make_topics(secure_broker.plaintext_bootstrap, ["wrong-in", "wrong-out", "wrong-dlq"])
         kafka = {"bootstrap_servers": secure_broker.bootstrap, "topics": ["wrong-in"], "output_topic": "wrong-out",
-                 "dead_letter_topic": "wrong-dlq", "retry_backoff_max_seconds": 1.0,
+                 "dead_letter_topic": "wrong-dlq", "retry_backoff_max_seconds": 1.0, "group_id": "wrong",
                  **_security("sasl_ssl", pki), "sasl_password": wrong}
         daemon = start_daemon(tmp_path, {"kafka": kafka, "logging": {"level": "debug", "format": "json"}})
         try:
