@@ -1,4 +1,4 @@
-"""The ``logsig`` command line: run, scan, schema, config show, catalog check|test|lint|list|show|warm, explain.
+"""The ``logsig`` command line: run, scan, schema, config show, catalog check|test|lint|list|show|warm, explain, top.
 
 Exit codes: 0 success; 1 a check found problems (catalog check/test/lint); 2 bad usage, settings
 or catalog (the message says which key, file or record).
@@ -18,6 +18,7 @@ import yaml
 from logsig import __version__
 from logsig.cli import catalog as catalog_cmd
 from logsig.cli import scan as scan_cmd
+from logsig.cli import top as top_cmd
 from logsig.cli.common import add_cache_arg, add_catalog_args, with_catalog_args
 from logsig.config import load_settings, masked_dump
 from logsig.errors import LogsigError
@@ -49,6 +50,7 @@ def _parser() -> argparse.ArgumentParser:
     show = config_sub.add_parser("show", help="print the effective settings, secrets masked")
     show.add_argument("--config", type=Path, help="settings YAML file")
     catalog_cmd.add_parsers(sub, add_catalog_args)
+    top_cmd.add_parser(sub)
     return parser
 
 
@@ -74,7 +76,7 @@ def _cmd_config(args: argparse.Namespace) -> int:
 
 
 COMMANDS = {"scan": _cmd_scan, "run": _cmd_run, "schema": _cmd_schema, "config": _cmd_config,
-            **catalog_cmd.COMMANDS}
+            "top": top_cmd.cmd_top, **catalog_cmd.COMMANDS}
 
 
 def _show_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,

@@ -4,6 +4,9 @@ topic (warning, gauge, /readyz), one log line per new incident group, the summar
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import time
 import uuid
 from pathlib import Path
@@ -98,7 +101,8 @@ async def create_topic_named(bootstrap: str, name: str) -> None:
 class TestActivityLog:
     async def test_new_groups_summary_and_status(self, kafka_bootstrap: str, tmp_path: Path) -> None:
         """Five OOMs on two pods: two 'incident' lines, summaries counting five lines, /status with both
-        groups counting 3 and 2; no error line at all (the first-start coordinator error is gone)."""
+        groups counting 3 and 2, `logsig top --once` showing both; no error line at all (the first-start
+        coordinator error is gone)."""
         topic, out, dlq = [await create_topic(kafka_bootstrap) for _ in range(3)]
         settings = _settings(kafka_bootstrap, topic, out, dlq, logging={"format": "json",
                                                                           "summary_interval_seconds": 1})
@@ -109,6 +113,9 @@ class TestActivityLog:
             summaries = _wait(daemon, lambda: [e for e in _log_events(daemon) if e["event"] == "summary"
                                                and e["lines"] > 0], "a summary with matching lines")
             status = orjson.loads(http_get(f"{daemon.base_url}/status")[1])
+            top = subprocess.run([sys.executable, "-m", "logsig", "top", "--once", "--url", daemon.base_url],
+                                 capture_output=True, text=True, timeout=60, check=False, env={**os.environ,
+                                                                                               "COLUMNS": "160"})
         finally:
             assert 0 == daemon.terminate()
         events = _log_events(daemon)
@@ -119,3 +126,5 @@ class TestActivityLog:
         assert (True, 5, []) == (status["ready"], status["totals"]["lines"],
                                  [e["event"] for e in events if e["level"] == "error"])
         assert summaries[0]["records"] >= 1
+        rows = [line for line in top.stdout.splitlines() if "llm/vllm-cuda-oom-during-prefill" in line]
+        assert (0, True, 2) == (top.returncode, "ready" in top.stdout, len(rows)), top.stdout + top.stderr
