@@ -31,6 +31,7 @@ from logsig.decode.settings import DecodeSettings
 from logsig.errors import ConfigError
 from logsig.group.settings import GroupSettings
 from logsig.matchers.engine.store import CompileCache, default_cache_dir
+from logsig.redact import RedactionSettings
 
 
 class _Section(BaseModel):
@@ -227,6 +228,7 @@ class Settings(BaseSettings):
     decode: DecodeSettings = Field(default_factory=DecodeSettings)
     grouping: GroupSettings = Field(default_factory=GroupSettings)
     discovery: DiscoverySettings = Field(default_factory=DiscoverySettings)
+    redaction: RedactionSettings = Field(default_factory=RedactionSettings)
     metrics: MetricsSettings = Field(default_factory=MetricsSettings)
     alertmanager: AlertmanagerSettings = Field(default_factory=AlertmanagerSettings)
     logging: LoggingSettings = Field(default_factory=LoggingSettings)

@@ -16,10 +16,12 @@ from __future__ import annotations
 import logging
 import sys
 import time
-from collections.abc import Callable
-from typing import Literal
+from collections.abc import Callable, MutableMapping
+from typing import Any, Literal
 
 import structlog
+
+from logsig.redact import Redactor
 
 _LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING, "error": logging.ERROR}
 
@@ -69,8 +71,26 @@ class QuietFilter(logging.Filter):
         return True
 
 
-def configure_logging(level: str = "info", fmt: Literal["auto", "json", "console"] = "auto") -> None:
-    """Configure structlog (and the stdlib loggers of aiokafka/aiohttp) to write to stderr."""
+class Redacting:
+    """A structlog processor masking secrets in every text value of a log event (exceptions included,
+    so it runs after ``format_exc_info``)."""
+
+    def __init__(self, redactor: Redactor) -> None:
+        self.redactor = redactor
+
+    def __call__(self, _: object, __: str, event: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
+        for key, value in event.items():
+            if isinstance(value, str):
+                event[key] = self.redactor.text(value)
+            elif isinstance(value, (list, tuple)):
+                event[key] = [self.redactor.text(v) if isinstance(v, str) else v for v in value]
+        return event
+
+
+def configure_logging(level: str = "info", fmt: Literal["auto", "json", "console"] = "auto",
+                      redactor: Redactor | None = None) -> None:
+    """Configure structlog (and the stdlib loggers of aiokafka/aiohttp) to write to stderr, every
+    text value masked by ``redactor`` (default: the default kinds of :mod:`logsig.redact`)."""
     console = fmt == "console" or (fmt == "auto" and sys.stderr.isatty())
     renderer: structlog.types.Processor = (
         structlog.dev.ConsoleRenderer() if console else structlog.processors.JSONRenderer()
@@ -81,6 +101,7 @@ def configure_logging(level: str = "info", fmt: Literal["auto", "json", "console
         structlog.processors.TimeStamper(fmt="iso", utc=True),
         structlog.processors.StackInfoRenderer(),
         structlog.processors.format_exc_info,
+        Redacting(redactor or Redactor()),
     ]
     structlog.configure(
         processors=[*processors, renderer],

@@ -18,6 +18,7 @@ from logsig.enrich import build_incident
 from logsig.incident import Incident
 from logsig.matchers.engine.engine import Engine, Match
 from logsig.records import DecodeFailure, LogEvent, RawRecord
+from logsig.redact import Redactor
 from logsig.servers import StreamServers, from_banner
 
 
@@ -60,12 +61,15 @@ class Pipeline:
     """Decode, assemble multi-line events, match and enrich.
 
     engine: the compiled catalog (swap it with :meth:`replace_engine` on reload);
-    settings: the decode settings; clock: wall clock for ``detected_at`` (injected in tests).
+    settings: the decode settings; clock: wall clock for ``detected_at`` (injected in tests);
+    redactor: masks secrets in every incident and dead letter (:mod:`logsig.redact`; default: the
+    default kinds).
     """
 
     def __init__(self, engine: Engine, settings: DecodeSettings,
-                 clock: Callable[[], datetime] = _utcnow) -> None:
+                 clock: Callable[[], datetime] = _utcnow, redactor: Redactor | None = None) -> None:
         self.engine = engine
+        self.redactor = redactor or Redactor()
         self.settings = settings
         self.assembler = Assembler(settings)
         self.servers = StreamServers()
@@ -82,7 +86,7 @@ class Pipeline:
         for record in records:
             decoded = decode_record(record, self.settings)
             if decoded.failure is not None:
-                result.failures.append(decoded.failure)
+                result.failures.append(self.redactor.failure(decoded.failure))
             result.truncated += int(decoded.truncated)
             for event in decoded.events:
                 ready.extend(self.assembler.feed(event, now))
@@ -136,5 +140,5 @@ class Pipeline:
                 failures.append(match)
         if failures:
             server = self.servers.server(stream, event.source)
-            incident = build_incident(event, failures, detected_at, server)
+            incident = self.redactor.incident(build_incident(event, failures, detected_at, server))
             result.detections.append(Detection(incident, event, tuple(failures)))

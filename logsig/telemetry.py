@@ -22,6 +22,7 @@ from logsig import __version__
 from logsig.matchers.signature import Signature
 from logsig.pipeline import Detection, StepResult
 from logsig.records import FAILURE_REASONS, DecodeFailure, RawRecord, Source
+from logsig.redact import KINDS
 from logsig.sinks import Outcome
 
 log = structlog.get_logger("logsig.telemetry")
@@ -87,6 +88,11 @@ class Metrics:
                                     "(an unclassified failure), per domain of that signature.", ["domain"],
                                     registry=r)
         self.unclassified.labels(domain="generic")
+        self.redactions = Counter("logsig_redactions", "Secrets masked before text left logsig, per kind.", ["kind"],
+                                  registry=r)
+        for kind in KINDS:
+            self.redactions.labels(kind=kind)
+        self._redactions_seen: dict[str, int] = {}
         self.groups_open = Gauge("logsig_groups_open", "Incident groups open in this replica.", registry=r)
         self.groups_evicted = Counter("logsig_groups_evicted", "Open incident groups evicted at grouping.max_groups.",
                                       registry=r)
@@ -175,6 +181,14 @@ class Metrics:
             if delta > 0:
                 self.match_seconds.labels(signature_id=sig_id).inc(delta)
                 self._phase_two_seen[sig_id] = total
+
+    def add_redactions(self, cumulative: Mapping[str, int]) -> None:
+        """Export a redactor's cumulative counts per kind as counter increments."""
+        for kind, total in cumulative.items():
+            delta = total - self._redactions_seen.get(kind, 0)
+            if delta > 0:
+                self.redactions.labels(kind=kind).inc(delta)
+                self._redactions_seen[kind] = total
 
     def forget_partition(self, topic: str, partition: int) -> None:
         """Drop the lag series of a partition this replica no longer owns."""

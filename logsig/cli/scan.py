@@ -53,6 +53,7 @@ def cmd_scan(args: argparse.Namespace) -> int:
     from logsig.matchers.catalog.loader import load_catalog
     from logsig.matchers.engine.engine import Engine
     from logsig.pipeline import Pipeline
+    from logsig.redact import Redactor
     from logsig.scan import ScanOptions, TimeWindow, parse_time, scan
     from logsig.sinks.report import ReportCollector, render
 
@@ -64,7 +65,7 @@ def cmd_scan(args: argparse.Namespace) -> int:
     engine = Engine(catalog.signatures, max_message_bytes=settings.matching.max_message_bytes,
                     cache=settings.catalog.compile_cache())
     settle_heap()
-    pipeline = Pipeline(engine, settings.decode)
+    pipeline = Pipeline(engine, settings.decode, redactor=Redactor(settings.redaction))
     report = ReportCollector(inputs=list(args.files)) if args.report else None
     try:
         summary = scan(pipeline, args.files, sys.stdout.buffer, sys.stderr, options,

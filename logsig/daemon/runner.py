@@ -53,6 +53,7 @@ from logsig.group.stage import GroupStage
 from logsig.log import configure_logging
 from logsig.pipeline import Pipeline, StepResult
 from logsig.records import TP
+from logsig.redact import Redactor
 from logsig.sinks import Sink, delivered_step
 from logsig.sinks.kafka.sink import KafkaSink
 from logsig.sinks.kafka.transactional import TransactionalKafkaSink
@@ -258,6 +259,7 @@ class Daemon:
         for (topic, partition), lag in self._lag.items():
             self.metrics.lag.labels(topic=topic, partition=str(partition)).set(lag)
         self.metrics.partitions.set(len(self.source.assignment()))
+        self.metrics.add_redactions(self.pipeline.redactor.counts)
         self.metrics.groups_open.set(self.grouping.open_groups())
         self.metrics.groups_evicted.inc(self.grouping.evicted() - self._evicted)
         self._evicted = self.grouping.evicted()
@@ -291,15 +293,18 @@ def _kafka_sink(settings: Settings, metrics: Metrics) -> KafkaSink:
     return KafkaSink(settings.kafka, metrics)
 
 
-def build_daemon(settings: Settings, registry: CollectorRegistry | None = None) -> Daemon:
-    """A daemon made from ``settings``: Kafka source and sink, Alertmanager when enabled, HTTP.
+def build_daemon(settings: Settings, registry: CollectorRegistry | None = None,
+                 redactor: Redactor | None = None) -> Daemon:
+    """A daemon made from ``settings``: Kafka source and sink, Alertmanager when enabled, HTTP;
+    ``redactor`` (default: from ``settings.redaction``) masks secrets in what the pipeline emits.
 
     Raises: CatalogError listing every problem when the catalog does not load.
     """
     metrics = Metrics(registry or CollectorRegistry(), settings.metrics.source_labels,
                       settings.metrics.max_label_sets_per_signature)
     watcher = CatalogWatcher(settings.catalog, settings.matching.max_message_bytes)
-    pipeline = Pipeline(watcher.load_initial(metrics), settings.decode)
+    pipeline = Pipeline(watcher.load_initial(metrics), settings.decode,
+                        redactor=redactor or Redactor(settings.redaction))
     kafka_sink = _kafka_sink(settings, metrics)
     sinks: list[Sink] = [kafka_sink]
     if settings.alertmanager.enabled:
@@ -324,9 +329,9 @@ def build_daemon(settings: Settings, registry: CollectorRegistry | None = None) 
     return daemon
 
 
-async def serve(settings: Settings, install_signals: bool = True) -> Daemon:
+async def serve(settings: Settings, install_signals: bool = True, redactor: Redactor | None = None) -> Daemon:
     """Run a daemon until SIGTERM/SIGINT; returns it after a clean stop."""
-    daemon = build_daemon(settings)
+    daemon = build_daemon(settings, redactor=redactor)
     if install_signals:
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
@@ -361,8 +366,9 @@ def run_daemon(settings: Settings) -> int:
         raise ConfigError("invalid settings: kafka: " + "; ".join(problems))
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, _exit_early)
-    configure_logging(settings.logging.level, settings.logging.format)
+    redactor = Redactor(settings.redaction)
+    configure_logging(settings.logging.level, settings.logging.format, redactor)
     log.info("starting", catalog_paths=[str(Path(p)) for p in settings.catalog.paths])
-    asyncio.run(serve(settings))
+    asyncio.run(serve(settings, redactor=redactor))
     log.info("stopped")
     return 0

@@ -51,6 +51,7 @@ EXPORTED: dict[str, frozenset[str]] = {
         "logsig_build_info": {"version"},
         "logsig_last_record_timestamp_seconds": set(),
         "logsig_groups_open": set(),
+        "logsig_redactions_total": {"kind"},
         "logsig_groups_evicted_total": set(),
         "logsig_kafka_metadata_requests_total": set(),
         "logsig_unclassified_total": {"domain"},
