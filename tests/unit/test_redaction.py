@@ -87,6 +87,8 @@ class TestSecretCorpus:
 
     def test_logs_are_redacted(self, capsys: pytest.CaptureFixture[str]) -> None:
         """logsig's own log lines and library log lines carry no secret."""
+        root = logging.getLogger()
+        handlers, level = list(root.handlers), root.level
         configure_logging("info", "json", Redactor())
         try:
             for row in ROWS:
@@ -94,7 +96,8 @@ class TestSecretCorpus:
                 logging.getLogger("aiokafka").error("bad record %s", row["lines"][-1])
             err = capsys.readouterr().err
         finally:
-            configure_logging("info", "json")
+            structlog.reset_defaults()
+            root.handlers[:], root.level = handlers, level
         assert (True, []) == ("REDACTED" in err, leaks({"logs": [err.encode()]}))
 
     def test_redactions_are_counted_per_kind(self) -> None:
