@@ -245,6 +245,11 @@ class TestDeployment:
         """Without SASL the container reads no Secret."""
         assert ["LOGSIG_KAFKA__CLIENT_ID"] == [e["name"] for e in container(default)["env"]]
 
+    def test_static_membership_names_each_pod_its_group_instance(self, render: Render) -> None:
+        """kafka.staticMembership sets LOGSIG_KAFKA__GROUP_INSTANCE_ID from the pod's name (downward API)."""
+        env = {e["name"]: e for e in container(render("--set", "kafka.staticMembership=true"))["env"]}
+        assert {"fieldRef": {"fieldPath": "metadata.name"}} == env["LOGSIG_KAFKA__GROUP_INSTANCE_ID"]["valueFrom"]
+
     def test_the_ca_is_mounted_where_ssl_cafile_points(
             self, full: dict[tuple[str, str], dict[str, Any]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         """The CA Secret's key is mounted at the path of kafka.ssl_cafile."""

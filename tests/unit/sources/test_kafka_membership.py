@@ -1,0 +1,64 @@
+"""What the Kafka source asks of its consumer: static membership, heartbeats, isolation, and where commits go."""
+
+from typing import Any
+
+import pytest
+
+import logsig.sources.kafka as source_module
+from logsig.config import KafkaSettings
+from logsig.records import TP
+from logsig.sources.kafka import KafkaSource
+
+
+class RecordingConsumer:
+    """Stands in for AIOKafkaConsumer: keeps its keyword arguments and every commit."""
+
+    last: "RecordingConsumer | None" = None
+
+    def __init__(self, **kwargs: Any) -> None:
+        self.kwargs = kwargs
+        self.commits: list[dict[Any, int]] = []
+        RecordingConsumer.last = self
+
+    async def start(self) -> None:
+        return None
+
+    def subscribe(self, topics: list[str], listener: Any) -> None:
+        return None
+
+    async def commit(self, offsets: dict[Any, int]) -> None:
+        self.commits.append(offsets)
+
+
+@pytest.fixture
+def recording(monkeypatch: pytest.MonkeyPatch) -> type[RecordingConsumer]:
+    monkeypatch.setattr(source_module, "AIOKafkaConsumer", RecordingConsumer)
+    return RecordingConsumer
+
+
+class TestKafkaSourceMembership:
+    async def test_static_member_with_its_heartbeat(self, recording: type[RecordingConsumer]) -> None:
+        """group_instance_id and heartbeat_interval_ms reach the consumer; at least once reads uncommitted."""
+        source = KafkaSource(KafkaSettings(group_instance_id="logsig-0", heartbeat_interval_ms=1000))
+        await source.start()
+        assert recording.last is not None
+        kwargs = recording.last.kwargs
+        assert ("logsig-0", 1000, "read_uncommitted") == (
+            kwargs["group_instance_id"], kwargs["heartbeat_interval_ms"], kwargs["isolation_level"])
+
+    async def test_exactly_once_reads_committed_and_commits_through_the_transaction(
+            self, recording: type[RecordingConsumer]) -> None:
+        """With delivery=exactly_once the input is read committed and offsets go to commit_via, not the consumer."""
+        sent: list[dict[TP, int]] = []
+
+        async def commit_via(offsets: dict[TP, int]) -> bool:
+            sent.append(offsets)
+            return True
+
+        settings = KafkaSettings(delivery="exactly_once", group_instance_id="logsig-0")
+        source = KafkaSource(settings, commit_via=commit_via)
+        await source.start()
+        assert await source.commit({("in", 0): 7})
+        assert recording.last is not None
+        assert ("read_committed", [{("in", 0): 7}], []) == (
+            recording.last.kwargs["isolation_level"], sent, recording.last.commits)
