@@ -21,9 +21,9 @@ queueing again. A new alert beyond ``queue_size`` pending is dropped, counted in
 ``logsig_incidents_dropped_total{sink="alertmanager", reason="queue_full"}`` and logged at most once
 per :attr:`Pacing.drop_log_interval_seconds`. One worker posts batches of up to
 :attr:`Pacing.batch_max_alerts`, retrying connection errors, timeouts, 429 and 5xx answers
-``max_retries`` times with exponential backoff; a batch still failing (or refused with another 4xx)
-is counted with reason ``post_failed``, what is still pending when :meth:`AlertmanagerSink.stop`'s
-drain bound passes with reason ``shutdown``. Delivered incidents count in
+``max_retries`` times with exponential backoff and jitter (tenacity); a batch still failing (or
+refused with another 4xx) is counted with reason ``post_failed``, what is still pending when
+:meth:`AlertmanagerSink.stop`'s drain bound passes with reason ``shutdown``. Delivered incidents count in
 ``logsig_incidents_emitted_total{sink="alertmanager"}``.
 """
 
@@ -42,6 +42,13 @@ from typing import Any
 import aiohttp
 import orjson
 import structlog
+from tenacity import (
+    AsyncRetrying,
+    RetryCallState,
+    retry_if_result,
+    stop_after_attempt,
+    wait_exponential_jitter,
+)
 
 from logsig.config import AlertmanagerSettings
 from logsig.incident import Incident
@@ -214,22 +221,30 @@ class AlertmanagerSink:
     async def _deliver(self, batch: list[_Pending]) -> None:
         body = orjson.dumps([p.alert for p in batch])
         incidents = sum(p.incidents for p in batch)
-        failure: _Failure | None = None
-        for attempt in range(self.settings.max_retries + 1):
-            if attempt:
-                await asyncio.sleep(self._backoff(attempt))
-            failure = await self._post(body)
-            if failure is None:
-                self._emitted.inc(incidents)
-                break
-            if not failure.retriable:
-                break
-            log.debug("alertmanager post failed; retrying", attempt=attempt + 1, error=failure.error)
+        retrying = self._retrying()
+        failure: _Failure | None = await retrying(self._post, body)
         self._in_flight = []
-        if failure is not None:
-            log.error("alertmanager post failed; incidents dropped", endpoint=self.endpoint, alerts=len(batch),
-                      incidents=incidents, attempts=attempt + 1, error=failure.error)
-            self._dropped["post_failed"].inc(incidents)
+        if failure is None:
+            self._emitted.inc(incidents)
+            return
+        log.error("alertmanager post failed; incidents dropped", endpoint=self.endpoint, alerts=len(batch),
+                  incidents=incidents, attempts=retrying.statistics.get("attempt_number", 1), error=failure.error)
+        self._dropped["post_failed"].inc(incidents)
+
+    def _retrying(self) -> AsyncRetrying:
+        """tenacity: ``max_retries`` more tries of a retriable failure, exponential backoff with jitter."""
+        def before_sleep(state: RetryCallState) -> None:
+            failure = state.outcome.result() if state.outcome is not None else None
+            log.debug("alertmanager post failed; retrying", attempt=state.attempt_number,
+                      error=failure.error if failure is not None else None)
+
+        base, maximum = self.pacing.backoff_base_seconds, self.pacing.backoff_max_seconds
+        return AsyncRetrying(
+            stop=stop_after_attempt(self.settings.max_retries + 1),
+            wait=wait_exponential_jitter(multiplier=base, max=maximum, jitter=base),
+            retry=retry_if_result(lambda failure: failure is not None and failure.retriable),
+            retry_error_callback=lambda state: state.outcome.result() if state.outcome is not None else None,
+            before_sleep=before_sleep)
 
     async def _post(self, body: bytes) -> _Failure | None:
         assert self._session is not None, "start() first"
@@ -242,9 +257,6 @@ class AlertmanagerSink:
                 return _Failure(f"HTTP {response.status}: {text}", retriable)
         except (aiohttp.ClientError, TimeoutError) as error:
             return _Failure(f"{type(error).__name__}: {error}", True)
-
-    def _backoff(self, attempt: int) -> float:
-        return float(min(self.pacing.backoff_max_seconds, self.pacing.backoff_base_seconds * 2 ** (attempt - 1)))
 
     async def _pause(self, seconds: float) -> None:
         with contextlib.suppress(TimeoutError):
