@@ -134,6 +134,8 @@ class Metrics:
         series of signatures the new catalog no longer has."""
         self._forget_signatures(set(self._sig_labels) - {sig.id for sig in signatures})
         for sig in signatures:
+            if self._sig_labels.get(sig.id) == (sig.category, sig.domain_name):
+                continue  # its series exist already: a reload touches only what changed
             self._sig_labels[sig.id] = (sig.category, sig.domain_name)
             empty = ("",) * len(self.source_labels)
             self.matches.labels(sig.id, sig.category, sig.domain_name, *empty)

@@ -132,9 +132,19 @@ def compile_catalog(pairs: Sequence[tuple[str, str]], max_message_bytes: int,
             cache.write(key, _payload(compiled))
     with _LOCK:
         _CACHE[key] = compiled
-        while len(_CACHE) > CACHE_SIZE:
-            _CACHE.popitem(last=False)
+        evicted = [_CACHE.popitem(last=False)[1] for _ in range(len(_CACHE) - CACHE_SIZE)]
+    _release(evicted)
     return compiled
+
+
+def _release(evicted: list[Compiled]) -> None:
+    """Drop evicted catalogs a piece at a time: freeing thousands of confirmers in one cascade
+    holds the GIL for tens of milliseconds, which would pause an event loop in another thread."""
+    while evicted:
+        parts: list[object] = [*evicted[-1].confirmers, *evicted[-1].translations]
+        evicted.pop()
+        while parts:
+            parts.pop()
 
 
 def _build(key: str, regexes: list[str]) -> Compiled:

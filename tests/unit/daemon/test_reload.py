@@ -8,6 +8,7 @@ import json
 import os
 import threading
 import time
+import weakref
 from pathlib import Path
 
 import hyperscan
@@ -234,3 +235,24 @@ class TestReloadInTheDaemon:
         source.when_done = daemon.stop_event.set
         await asyncio.wait_for(daemon.run(), timeout=DEADLINE_SECONDS)
         assert [(0, "boom")] == [(d.event.origin.offset, d.matches[0].signature.regex) for d in sink.incidents()]
+
+
+class TestDispose:
+    def test_replaced_engine_is_freed_by_the_worker_after_the_next_poll(self, tmp_path: Path) -> None:
+        """Once a reload handed the new engine over, the next poll has the worker thread free the old one."""
+        path = tmp_path / "site.json"
+        _write(path, "boom", 1_000)
+        metrics = Metrics(CollectorRegistry())
+        watcher = _watcher(path)
+        freed_in: list[int] = []
+        weakref.finalize(watcher.load_initial(metrics), lambda: freed_in.append(threading.get_ident()))
+        _write(path, "bang", 2_000)
+        watcher.force()
+        new = settle(watcher, metrics)
+        kept = list(freed_in)
+        watcher.poll(metrics)
+        deadline = time.monotonic() + DEADLINE_SECONDS
+        while not freed_in and time.monotonic() < deadline:
+            time.sleep(0.005)
+        assert ([], 1, False, ["bang"]) == (kept, len(freed_in), threading.get_ident() in freed_in,
+                                            [s.regex for s in new.signatures] if new else [])
