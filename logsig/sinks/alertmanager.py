@@ -5,8 +5,10 @@ The alert (Alertmanager API v2 ``postableAlert``, see alertmanager's ``api/v2/op
 - labels, the alert's identity: ``alertname`` (the signature id in CamelCase,
   ``llm/vllm-cuda-oom-during-prefill`` -> ``LlmVllmCudaOomDuringPrefill``), ``signature_id``,
   ``category``, ``severity`` (:func:`logsig.severity.severity_of`), and ``cluster``, ``namespace``,
-  ``pod``, ``node`` when the record named them. The same failure in the same pod gives the same
-  labels, so Alertmanager keeps one alert and every repeated match only refreshes it;
+  ``pod``, ``node`` when the record named them; for an unclassified incident (only a generic
+  signature matched) also ``tier="generic"`` and its ``fingerprint``, so two different unknown
+  failures are two alerts. The same failure in the same pod gives the same labels, so Alertmanager
+  keeps one alert and every repeated match only refreshes it;
 - annotations: ``summary`` (signature id and the line as logged, cut to 200 characters: the real
   numbers and names, where the catalog's ``signature`` text is only an example), ``description``
   (root cause), ``workaround``
@@ -79,6 +81,8 @@ def alert_labels(incident: Incident) -> dict[str, str]:
     labels = {"alertname": alert_name(sig.id), "signature_id": sig.id, "category": sig.category,
               "severity": severity_of(sig.category),
               "cluster": source.cluster, "namespace": source.namespace, "pod": source.pod, "node": source.node}
+    if incident.tier == "generic":
+        labels |= {"tier": "generic", "fingerprint": incident.fingerprint}
     return {key: value for key, value in labels.items() if value}
 
 

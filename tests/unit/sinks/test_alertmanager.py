@@ -113,6 +113,15 @@ class TestAlert:
         assert {"alertname": "LlmVllmCudaOomDuringPrefill", "signature_id": SEED, "category": "resource_error",
                 "severity": "warning", "cluster": "c1", "namespace": "ml", "pod": "vllm-0", "node": "n1"} == labels
 
+    def test_unclassified_alerts_carry_tier_and_fingerprint(self) -> None:
+        """Two unknown failures of one generic signature are two alerts: tier and fingerprint are labels."""
+        base = incident(sig_id="generic/python-exception", category="runtime_error")
+        first = base.model_copy(update={"tier": "generic", "fingerprint": "00aa11bb22cc33dd"})
+        second = base.model_copy(update={"tier": "generic", "fingerprint": "ffee0011aabbccdd"})
+        labels = [to_alert(i, DETECTED)["labels"] for i in (first, second)]
+        assert [("generic", "00aa11bb22cc33dd"), ("generic", "ffee0011aabbccdd")] == [
+            (x["tier"], x["fingerprint"]) for x in labels]
+
     def test_unknown_source_fields_are_left_out(self) -> None:
         """A record without a pod gives an alert without a pod label (never an empty value)."""
         assert "pod" not in to_alert(incident(pod=None), DETECTED)["labels"]
