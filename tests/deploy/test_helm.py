@@ -377,3 +377,24 @@ class TestKedaAndStrimzi:
         topic = full[("KafkaTopic", "logsig-dead-letters")]["spec"]["config"]
         limit = KafkaSettings().dead_letter_max_bytes
         assert True is (int(topic["max.message.bytes"]) > limit)
+
+
+class TestMutualTls:
+    def test_client_certificate_is_mounted_where_the_settings_point(
+            self, render: Render, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        """kafka.tls.clientSecret mounts the certificate and key at ssl_certfile and ssl_keyfile."""
+        objects = render("--set", "kafka.securityProtocol=SSL", "--set", "kafka.tls.clientSecret=logsig-user")
+        kafka = load_rendered(objects, tmp_path, monkeypatch).kafka
+        mount = next(m for m in container(objects)["volumeMounts"] if m["name"] == "kafka-client")
+        volume = next(v for v in pod_spec(objects)["volumes"] if v["name"] == "kafka-client")["secret"]
+        files = [Path(mount["mountPath"]) / item["path"] for item in volume["items"]]
+        assert ([kafka.ssl_certfile, kafka.ssl_keyfile], "logsig-user") == (files, volume["secretName"])
+
+    @pytest.mark.parametrize("version", [OLDEST_KUBERNETES, "latest"])
+    def test_mutual_tls_objects_fit_the_kubernetes_schema(
+            self, render: Render, kubernetes_validate: ModuleType, version: str) -> None:
+        """The Deployment with the client-certificate volume validates strictly."""
+        objects = render("--set", "kafka.securityProtocol=SSL", "--set", "kafka.tls.clientSecret=logsig-user")
+        version = kubernetes_validate.latest_version() if version == "latest" else version
+        kubernetes_validate.validate(objects[("Deployment", "logsig")], version, strict=True)
+        assert "kafka-client" in {v["name"] for v in pod_spec(objects)["volumes"]}

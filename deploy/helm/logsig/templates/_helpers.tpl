@@ -97,6 +97,10 @@ hidden ..data/ and ..<timestamp>/ entries, which a directory scan would load twi
 {{- if .Values.kafka.tls.caSecret }}
 {{- $_ := set $kafka "ssl_cafile" (printf "/etc/logsig/kafka-ca/%s" .Values.kafka.tls.caKey) }}
 {{- end }}
+{{- if .Values.kafka.tls.clientSecret }}
+{{- $_ := set $kafka "ssl_certfile" (printf "/etc/logsig/kafka-client/%s" .Values.kafka.tls.certKey) }}
+{{- $_ := set $kafka "ssl_keyfile" (printf "/etc/logsig/kafka-client/%s" .Values.kafka.tls.keyKey) }}
+{{- end }}
 {{- $paths := list }}
 {{- range (include "logsig.signatureKeys" . | fromJsonArray) }}
 {{- $paths = append $paths (printf "/etc/logsig/signatures/%s" .) }}
