@@ -38,6 +38,7 @@ from logsig.matchers.engine.engine import Match
 from logsig.matchers.signature import Signature
 from logsig.records import LogEvent, Origin
 from logsig.servers import ServerInfo, coverage, is_foreign
+from logsig.severity import signature_severity
 
 MAX_LINE_CHARS = 4096
 """``match.line`` and ``match.matched_text`` are cut to this many characters."""
@@ -172,6 +173,7 @@ def build_incident(event: LogEvent, matches: Sequence[Match], detected_at: datet
         detected_at=detected_at,
         log_timestamp=event.timestamp,
         level=event.level,
+        severity=signature_severity(sig),
         signature=_signature_ref(sig),
         root_cause=sig.root_cause,
         workarounds=_workarounds(sig),

@@ -18,6 +18,8 @@ from typing import Any, Literal
 import orjson
 from pydantic import BaseModel, ConfigDict, Field
 
+from logsig.severity import Severity
+
 SCHEMA_VERSION: Literal[2] = 2
 
 
@@ -161,6 +163,7 @@ class Incident(_Frozen):
     detected_at: datetime
     log_timestamp: datetime | None = None
     level: str | None = None
+    severity: Severity = Field("error", description="warning, error or critical, from the signature (logsig.severity).")
     signature: SignatureRef
     root_cause: str
     workarounds: list[WorkaroundOut]

@@ -32,7 +32,7 @@ from logsig.discovery.unclassified import Unclassified
 from logsig.errors import ConfigError
 from logsig.group.stage import GroupStage
 from logsig.pipeline import Pipeline, StepResult
-from logsig.severity import at_least, severity_of
+from logsig.severity import at_least
 from logsig.sinks.stdout import write_incidents, write_incidents_text, write_unclassified
 from logsig.sources.lines import Input, line_chunks, open_input
 
@@ -114,7 +114,7 @@ class ScanSummary:
         for detection in step.matched:
             self.incidents += 1
             self.primary[detection.incident.signature.id] += 1
-            self.severities[severity_of(detection.incident.signature.category)] += 1
+            self.severities[detection.incident.severity] += 1
             self.matches.update(m.signature.id for m in detection.matches)
 
     def at_or_above(self, threshold: str) -> int:

@@ -1,28 +1,52 @@
-"""How urgent an incident is: ``info`` < ``warning`` < ``critical``, derived from its category.
+"""How urgent an incident is: ``warning`` < ``error`` < ``critical``, derived from its signature.
 
-The catalog has no severity field; :func:`severity_of` derives one from the signature's category
-(the Alertmanager sink's ``severity`` label, ``logsig catalog list`` and ``logsig scan --fail-on``
-all use it). deploy/alertmanager/alertmanager.yml routes on severity and category together.
+Rules, first that applies (:func:`signature_severity`):
+
+1. the record's own ``severity`` field (logsig's optional catalog field), when it names one;
+2. ``critical``: a hardware fault (category ``hardware_error``: Xid, ECC, fallen off the bus, NVLink)
+   or engine death (subcategory ``engine_dead``, or the ``engine-dead`` tag): the server stopped
+   serving and will not recover by itself;
+3. ``warning``: a client's bad request (category ``input_error``: prompt too long, invalid
+   parameters): the server is fine, one request failed;
+4. ``error`` for every other category (resource, runtime, network, scheduling, configuration,
+   compatibility, dependency).
+
+Each incident event carries the result as ``severity``; the Alertmanager sink's ``severity`` label,
+``logsig catalog list``, ``logsig scan --fail-on`` and the text format use it.
+deploy/alertmanager/alertmanager.yml routes on severity and category together: hardware errors and
+critical alerts page, configuration errors open a ticket, the rest go to chat.
 """
 
 from __future__ import annotations
 
-SEVERITIES: tuple[str, ...] = ("info", "warning", "critical")
+from typing import Literal
+
+from logsig.matchers.signature import Signature
+
+Severity = Literal["warning", "error", "critical"]
+SEVERITIES: tuple[Severity, ...] = ("warning", "error", "critical")
 """Every severity, least urgent first."""
-SEVERITY_BY_CATEGORY = {
+SEVERITY_BY_CATEGORY: dict[str, Severity] = {
     "hardware_error": "critical",
-    "input_error": "info",
+    "input_error": "warning",
 }
-"""Severity per category: a faulted GPU pages; a client's bad request is information; every other
-category (resource, runtime, network, scheduling, configuration, compatibility, dependency) is a
-``warning``: hardware errors and critical alerts page, configuration errors open a ticket, the rest
-go to chat."""
-DEFAULT_SEVERITY = "warning"
+DEFAULT_SEVERITY: Severity = "error"
+ENGINE_DEATH = "engine_dead"
 
 
-def severity_of(category: str) -> str:
-    """The severity of a signature of ``category`` (one of :data:`SEVERITIES`)."""
+def severity_of(category: str, subcategory: str | None = None, tags: tuple[str, ...] | list[str] = (),
+                explicit: object = None) -> Severity:
+    """The severity of a signature of ``category`` (rules in the module docstring)."""
+    if explicit in SEVERITIES:
+        return explicit
+    if category == "hardware_error" or subcategory == ENGINE_DEATH or "engine-dead" in tags:
+        return "critical"
     return SEVERITY_BY_CATEGORY.get(category, DEFAULT_SEVERITY)
+
+
+def signature_severity(sig: Signature) -> Severity:
+    """The severity of incidents of ``sig``."""
+    return severity_of(sig.category, sig.subcategory, sig.tags, (sig.model_extra or {}).get("severity"))
 
 
 def at_least(severity: str, threshold: str) -> bool:

@@ -23,7 +23,7 @@ from logsig.matchers.engine.engine import Engine
 from logsig.matchers.engine.hazards import fallback_route
 from logsig.matchers.regex.translate import translate
 from logsig.matchers.signature import Signature
-from logsig.severity import severity_of
+from logsig.severity import signature_severity
 
 
 def add_parsers(sub: Any, add_catalog_args: Callable[[argparse.ArgumentParser], None]) -> None:
@@ -108,7 +108,7 @@ LIST_COLUMNS = ("ID", "SERVERS", "CATEGORY", "SEVERITY", "EXAMPLES")
 
 def list_rows(catalog: Catalog) -> list[tuple[str, ...]]:
     """One row per signature, sorted by id: id, servers, category, severity, match/no-match examples."""
-    return [(sig.id, ",".join(sig.servers) or "-", sig.category or "-", severity_of(sig.category),
+    return [(sig.id, ",".join(sig.servers) or "-", sig.category or "-", signature_severity(sig),
              f"{len(sig.examples.match)}/{len(sig.examples.no_match)}")
             for sig in sorted(catalog.signatures, key=lambda s: s.id)]
 
@@ -128,7 +128,7 @@ def engine_view(sig: Signature, file: str | None) -> dict[str, object]:
     translation = translate(sig.regex)
     engine = {"prefilter": translation.prefilter, "re2": translation.re2, "captures": list(translation.captures),
               "fallback": fallback_route(translation)}
-    return {**sig.to_record(), "file": file, "severity": severity_of(sig.category), "engine": engine}
+    return {**sig.to_record(), "file": file, "severity": signature_severity(sig), "engine": engine}
 
 
 def cmd_show(args: argparse.Namespace) -> int:

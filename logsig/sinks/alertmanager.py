@@ -4,7 +4,7 @@ The alert (Alertmanager API v2 ``postableAlert``, see alertmanager's ``api/v2/op
 
 - labels, the alert's identity: ``alertname`` (the signature id in CamelCase,
   ``llm/vllm-cuda-oom-during-prefill`` -> ``LlmVllmCudaOomDuringPrefill``), ``signature_id``,
-  ``category``, ``severity`` (:func:`logsig.severity.severity_of`), and ``cluster``, ``namespace``,
+  ``category``, ``severity`` (the incident's, :mod:`logsig.severity`), and ``cluster``, ``namespace``,
   ``pod``, ``node`` when the record named them; for an unclassified incident (only a generic
   signature matched) also ``tier="generic"`` and its ``fingerprint``, so two different unknown
   failures are two alerts. The same failure in the same pod gives the same labels, so Alertmanager
@@ -55,7 +55,6 @@ from tenacity import (
 from logsig.config import AlertmanagerSettings
 from logsig.incident import Incident
 from logsig.pipeline import StepResult
-from logsig.severity import severity_of
 from logsig.sinks import Outcome
 from logsig.telemetry import Metrics
 
@@ -79,7 +78,7 @@ def alert_labels(incident: Incident) -> dict[str, str]:
     """The identity of ``incident``'s alert (see the module docstring); no empty values."""
     sig, source = incident.signature, incident.source
     labels = {"alertname": alert_name(sig.id), "signature_id": sig.id, "category": sig.category,
-              "severity": severity_of(sig.category),
+              "severity": incident.severity,
               "cluster": source.cluster, "namespace": source.namespace, "pod": source.pod, "node": source.node}
     if incident.tier == "generic":
         labels |= {"tier": "generic", "fingerprint": incident.fingerprint}

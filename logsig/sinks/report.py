@@ -24,7 +24,6 @@ from typing import Any
 from logsig.discovery.topk import TopK
 from logsig.incident import Incident
 from logsig.pipeline import StepResult
-from logsig.severity import severity_of
 from logsig.sinks.stdout import where
 
 MAX_TEMPLATES = 200
@@ -133,9 +132,9 @@ def _group_html(group: SignatureGroup) -> str:
     seen = f"{group.first_seen:%Y-%m-%d %H:%M:%S} to {group.last_seen:%Y-%m-%d %H:%M:%S} UTC" \
         if group.first_seen and group.last_seen else "no log time"
     pods = ", ".join(f"{pod} ({n})" for pod, n in group.pods.most_common())
-    return (f'<section class="group severity-{severity_of(sig.category)}"><h3>{_e(sig.id)} '
+    return (f'<section class="group severity-{incident.severity}"><h3>{_e(sig.id)} '
             f'<span class="count">{group.count} lines</span></h3>'
-            f'<p class="meta">{_e(sig.category)}, {_e(severity_of(sig.category))}; {_e(seen)}; {_e(pods)}</p>'
+            f'<p class="meta">{_e(sig.category)}, {_e(incident.severity)}; {_e(seen)}; {_e(pods)}</p>'
             f'<p class="title">{_e(sig.title)}</p><p><b>Root cause.</b> {_e(incident.root_cause)}</p>'
             f'<p><b>Workarounds</b>, most successful first:</p>'
             f'<ol class="workarounds">{workarounds or "<li>none known</li>"}</ol>'
@@ -159,7 +158,7 @@ def render(collector: ReportCollector, generated_at: datetime | None = None) -> 
     moment = generated_at or datetime.now(UTC)
     chart = timeline_figure(collector).to_html(full_html=False, include_plotlyjs=True, div_id="timeline",
                                                config={"displaylogo": False})
-    signatures = [(g.first.signature.id, g.first.signature.category, severity_of(g.first.signature.category), g.count)
+    signatures = [(g.first.signature.id, g.first.signature.category, g.first.severity, g.count)
                   for g in sorted(collector.groups.values(), key=lambda g: -g.count)]
     pods = collector.pods.most_common(TOP)
     templates = [(t.count, t.template, t.signature_id, ", ".join(t.pods), t.example)

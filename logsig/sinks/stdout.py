@@ -8,7 +8,6 @@ import orjson
 
 from logsig.incident import Incident
 from logsig.pipeline import StepResult
-from logsig.severity import severity_of
 
 TEXT_LINE_CHARS = 160
 
@@ -36,7 +35,7 @@ def incident_text(incident: Incident) -> str:
     """
     sig = incident.signature
     when = f"  {incident.log_timestamp.isoformat()}" if incident.log_timestamp else ""
-    lines = [f"\n[{severity_of(sig.category)}] {sig.id}  {where(incident)}{when}",
+    lines = [f"\n[{incident.severity}] {sig.id}  {where(incident)}{when}",
              f"  line: {incident.match.line[:TEXT_LINE_CHARS]}"]
     if incident.workarounds:
         top = incident.workarounds[0]

@@ -93,7 +93,7 @@ class TestAlertmanagerSink:
         (xid,) = by_signature(alerts, XID)
         assert 2 == len(alerts)
         assert {"alertname": "LlmVllmCudaOomDuringPrefill", "signature_id": SEED, "category": "resource_error",
-                "severity": "warning", "cluster": "gpu-east", "namespace": "ml", "pod": "vllm-0",
+                "severity": "error", "cluster": "gpu-east", "namespace": "ml", "pod": "vllm-0",
                 "node": "gpu-node-1"} == oom["labels"]
         seed = CATALOG[SEED]
         top = max(seed.workarounds, key=lambda w: w.success_rate)

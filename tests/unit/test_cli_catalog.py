@@ -31,7 +31,7 @@ class TestCatalogList:
         path = tmp_path / "site.yaml"
         path.write_text(SITE_RECORD)
         assert 0 == main(["catalog", "list", str(path)])
-        assert ["k8s/site-puller", "k8s", "dependency_error", "warning", "1/1"] == (
+        assert ["k8s/site-puller", "k8s", "dependency_error", "error", "1/1"] == (
             capsys.readouterr().out.splitlines()[1].split())
 
 
@@ -41,7 +41,7 @@ class TestCatalogShow:
         assert 0 == main(["catalog", "show", SEED_ID])
         shown = yaml.safe_load(capsys.readouterr().out)
         record = load_catalog().by_id()[SEED_ID].to_record()
-        assert (record, "warning", True, True, None) == (
+        assert (record, "error", True, True, None) == (
             {k: v for k, v in shown.items() if k not in {"file", "severity", "engine"}}, shown["severity"],
             shown["file"].endswith("llm/vllm-cuda-oom-during-prefill.json"), bool(shown["engine"]["re2"]),
             shown["engine"]["fallback"])

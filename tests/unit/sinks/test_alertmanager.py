@@ -16,6 +16,7 @@ from structlog.testing import capture_logs
 
 from logsig.config import AlertmanagerSettings
 from logsig.incident import Incident, MatchOut, SignatureRef, SourceOut, TransitionsOut, WorkaroundOut
+from logsig.severity import severity_of
 from logsig.sinks.alertmanager import MAX_LINE_CHARS, AlertmanagerSink, Pacing, alert_name, to_alert
 from logsig.telemetry import Metrics
 
@@ -32,7 +33,7 @@ def incident(sig_id: str = SEED, category: str = "resource_error", pod: str | No
     workarounds = [WorkaroundOut(action="a1", how="lower --max-model-len", success_rate=0.9, condition="", sources=[]),
                    WorkaroundOut(action="a2", how="enable prefix caching", success_rate=0.85, condition="", sources=[])]
     return Incident(
-        event_id=event_id, detected_at=DETECTED,
+        event_id=event_id, detected_at=DETECTED, severity=severity_of(category),
         signature=SignatureRef(id=sig_id, title="CUDA out of memory during prefill", category=category,
                                domain=sig_id.split("/")[0], confidence=0.9, official_doc_url="https://docs.example/oom"),
         root_cause="The prefill allocates KV cache.", workarounds=workarounds, dead_ends=[],
@@ -111,7 +112,7 @@ class TestAlert:
         """Labels: alertname, signature, category, severity, cluster, namespace, pod and node."""
         labels = to_alert(incident(), DETECTED)["labels"]
         assert {"alertname": "LlmVllmCudaOomDuringPrefill", "signature_id": SEED, "category": "resource_error",
-                "severity": "warning", "cluster": "c1", "namespace": "ml", "pod": "vllm-0", "node": "n1"} == labels
+                "severity": "error", "cluster": "c1", "namespace": "ml", "pod": "vllm-0", "node": "n1"} == labels
 
     def test_unclassified_alerts_carry_tier_and_fingerprint(self) -> None:
         """Two unknown failures of one generic signature are two alerts: tier and fingerprint are labels."""
@@ -127,10 +128,10 @@ class TestAlert:
         assert "pod" not in to_alert(incident(pod=None), DETECTED)["labels"]
 
     @pytest.mark.parametrize(("category", "severity"), [
-        ("hardware_error", "critical"), ("resource_error", "warning"), ("configuration_error", "warning"),
-        ("input_error", "info"), ("something_new", "warning")])
+        ("hardware_error", "critical"), ("resource_error", "error"), ("configuration_error", "error"),
+        ("input_error", "warning"), ("something_new", "error")])
     def test_severity_follows_the_category(self, category: str, severity: str) -> None:
-        """Hardware errors are critical, input errors info, everything else a warning."""
+        """The alert's severity is the incident's: hardware errors critical, input errors warning, the rest error."""
         assert severity == to_alert(incident(category=category), DETECTED)["labels"]["severity"]
 
     def test_annotations_carry_what_to_do(self) -> None:
