@@ -1,8 +1,10 @@
 """The pure core wired together: decode -> assemble -> match -> enrich (no I/O).
 
 Both the daemon (:mod:`logsig.daemon.runner`) and offline mode (:mod:`logsig.scan`) push
-:class:`~logsig.records.RawRecord` batches through one :class:`Pipeline` and hand what comes out
-to their sinks and to telemetry.
+batches (:class:`~logsig.batch.RecordBatch`) through one :class:`Pipeline` and hand what comes out
+to their sinks and to telemetry. A batch is looked at as a whole first (:mod:`logsig.glance`): only
+the records that may produce something take the full path, record by record and in order; the
+others are counted as events and left as values.
 """
 
 from __future__ import annotations
@@ -12,9 +14,13 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from logsig.assemble.assembler import Assembler, stream_key
+from logsig.batch import RecordBatch, batch_of_records
 from logsig.decode import decode_record
+from logsig.decode.result import DecodeResult
 from logsig.decode.settings import DecodeSettings
 from logsig.enrich import build_incident
+from logsig.glance import Looker
+from logsig.glance import walk as _walk
 from logsig.incident import Incident
 from logsig.matchers.engine.engine import Engine, Match
 from logsig.records import DecodeFailure, LogEvent, RawRecord
@@ -74,6 +80,7 @@ class Pipeline:
         self.assembler = Assembler(settings)
         self.servers = StreamServers()
         self._clock = clock
+        self._looker = Looker()
 
     def replace_engine(self, engine: Engine) -> None:
         """Match with ``engine`` from now on (catalog reload)."""
@@ -81,18 +88,30 @@ class Pipeline:
 
     def process(self, records: Sequence[RawRecord], now: float) -> StepResult:
         """Decode and match ``records``; ``now`` is a monotonic clock in seconds."""
+        return self.process_batch(batch_of_records(records), now)
+
+    def process_batch(self, batch: RecordBatch, now: float) -> StepResult:
+        """Decode and match ``batch``, the same as record by record; ``now``: monotonic seconds."""
         result = StepResult()
+        envelopes = [self.settings.envelope_for(run.topic) for run in batch.runs]
+        limit = min(self.settings.max_record_bytes, self.engine.max_message_bytes)
+        seen = self._looker.look(batch, self.engine, limit, envelopes)
         ready: list[LogEvent] = []
-        for record in records:
-            decoded = decode_record(record, self.settings)
-            if decoded.failure is not None:
-                result.failures.append(self.redactor.failure(decoded.failure))
-            result.truncated += int(decoded.truncated)
-            for event in decoded.events:
-                ready.extend(self.assembler.feed(event, now))
+        fed = 0
+        for index in _walk(batch, sorted(seen.special | seen.candidates), self.assembler):
+            self._feed(decode_record(batch.record(index), self.settings), now, ready, result)
+            fed += 1
+        result.events += len(batch) - fed
         ready.extend(self.assembler.flush_idle(now))
         self._match(ready, result)
         return result
+
+    def _feed(self, decoded: DecodeResult, now: float, ready: list[LogEvent], result: StepResult) -> None:
+        if decoded.failure is not None:
+            result.failures.append(self.redactor.failure(decoded.failure))
+        result.truncated += int(decoded.truncated)
+        for event in decoded.events:
+            ready.extend(self.assembler.feed(event, now))
 
     def flush_idle(self, now: float) -> StepResult:
         """Match the multi-line groups idle for longer than the timeout."""

@@ -34,9 +34,8 @@ from logsig.group.stage import GroupStage
 from logsig.pipeline import Pipeline, StepResult
 from logsig.severity import at_least
 from logsig.sinks.stdout import write_incidents, write_incidents_text, write_unclassified
-from logsig.sources.lines import Input, line_chunks, open_input
+from logsig.sources.lines import Input, line_batches, open_input
 
-CHUNK_LINES = 4096
 UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 
@@ -163,11 +162,11 @@ class Scanner:
     def input(self, source: Input, progress: tqdm[Any]) -> None:
         """Scan one input; its open multi-line groups are flushed at its end."""
         done = 0
-        for chunk in line_chunks(source.stream, source.name, CHUNK_LINES):
-            self.step(self.pipeline.process(chunk, time.monotonic()))
-            self.summary.records += len(chunk)
+        for batch in line_batches(source.stream, source.name):
+            self.step(self.pipeline.process_batch(batch, time.monotonic()))
+            self.summary.records += len(batch)
             if progress.total is None:
-                progress.update(len(chunk))
+                progress.update(len(batch))
             else:
                 progress.update(source.position() - done)
                 done = source.position()

@@ -19,6 +19,7 @@ import structlog
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, disable_created_metrics
 
 from logsig import __version__
+from logsig.batch import RecordBatch
 from logsig.matchers.signature import Signature
 from logsig.pipeline import Detection, StepResult
 from logsig.records import FAILURE_REASONS, DecodeFailure, RawRecord, Source
@@ -202,14 +203,20 @@ class Metrics:
         self._phase_two_seen.clear()
 
 
-def records_consumed(m: Metrics, records: Sequence[RawRecord]) -> None:
-    """A batch was read: records and value bytes per topic, and the last record's timestamp."""
-    for record in records:
-        topic = record.origin.topic or ""
-        m.records_consumed.labels(topic=topic).inc()
-        m.bytes_consumed.labels(topic=topic).inc(len(record.value or b""))
-    if records and records[-1].origin.timestamp_ms is not None:
-        m.last_record.set(records[-1].origin.timestamp_ms / 1000)
+def records_consumed(m: Metrics, batch: RecordBatch) -> None:
+    """A batch was read: records and value bytes per topic (added once per run of the batch), and the
+    last record's timestamp."""
+    values = batch.values
+    for run in batch.runs:
+        part = values[run.start:run.end]
+        size = sum(len(v or b"") for v in part) if None in part else sum(map(len, part))  # type: ignore[arg-type]
+        topic = run.topic or ""
+        m.records_consumed.labels(topic=topic).inc(run.end - run.start)
+        m.bytes_consumed.labels(topic=topic).inc(size)
+    if len(batch):
+        last = batch.record(len(batch) - 1).origin.timestamp_ms
+        if last is not None:
+            m.last_record.set(last / 1000)
 
 
 def step_processed(m: Metrics, step: StepResult, phase_two: Mapping[str, float]) -> None:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from prometheus_client import CollectorRegistry
 
+from logsig.batch import RecordBatch, batch_of_records
 from logsig.pipeline import Detection, StepResult
 from logsig.records import TP, DecodeFailure, Origin, RawRecord
 from logsig.sinks import Outcome, OutputKind
@@ -79,19 +80,19 @@ class FakeSource:
         self._assigned = set(self.partitions)
         await self._on_assigned(set(self._assigned))
 
-    async def poll(self) -> list[RawRecord]:
+    async def poll(self) -> RecordBatch:
         """The next batch of the script (a :class:`Revoke` is played first and gives an empty batch)."""
         await asyncio.sleep(0)
         if not self.script:
             if self.when_done is not None:
                 self.when_done()
-            return []
+            return batch_of_records([])
         step = self.script.pop(0)
         if isinstance(step, Revoke):
             await self._on_revoked(set(step.partitions))
             self._assigned -= step.partitions
-            return []
-        return step
+            return batch_of_records([])
+        return batch_of_records(step)
 
     def assignment(self) -> set[TP]:
         """The partitions assigned now."""
@@ -130,12 +131,14 @@ class RecordingSink:
     """A :class:`logsig.sinks.Sink` that records each step and answers with outcomes.
 
     reject: outputs for which it returns True are rejected as ``record_too_large``;
-    give_ups: how many deliveries end by waiting for ``give_up()`` (a broker away) before succeeding.
+    give_ups: how many deliveries end by waiting for ``give_up()`` (a broker away) before succeeding;
+    hold: while set to an unset event, deliveries wait for it (acknowledgements that are slow to come).
     """
 
     name: str = "kafka"
     reject: Callable[[Detection | DecodeFailure], bool] = lambda _: False
     give_ups: int = 0
+    hold: asyncio.Event | None = None
     steps: list[StepResult] = field(default_factory=list)
     started: bool = False
     stopped: bool = False
@@ -152,6 +155,8 @@ class RecordingSink:
                 self.give_ups -= 1
                 return None
             await sleep(0.01)
+        if self.hold is not None:
+            await self.hold.wait()
         self.steps.append(step)
         outputs: list[tuple[OutputKind, Detection | DecodeFailure]] = [
             *(("incident", d) for d in step.detections), *(("dead_letter", f) for f in step.failures)]

@@ -94,6 +94,12 @@ class Assembler:
             self._close(held, held.last_seen, out)
         return out
 
+    def open_streams(self) -> set[GroupKey]:
+        """The streams (:func:`stream_key`) with an open group: the next event of one may join it."""
+        streams = set(self._groups)
+        streams.update(key[1] for key in self._open if key[0] == "fragments")  # type: ignore[misc]
+        return streams
+
     def held_offsets(self) -> dict[tuple[str, int], int]:
         """For each (topic, partition), the lowest offset of a record held in an open group."""
         lowest: dict[tuple[str, int], int] = {}

@@ -2,21 +2,25 @@
 
 Delivery semantics (at least once, no loss):
 
-1. a batch from the source is decoded, matched and enriched (:class:`logsig.pipeline.Pipeline`);
+1. a batch from the source is decoded, matched and enriched (:class:`logsig.pipeline.Pipeline`,
+   which builds record objects only for the records that need them);
 2. its incidents and dead letters go to the first sink (Kafka: idempotent producer, acks=all),
    which returns one outcome per output once each is acknowledged or can never be written,
    retrying with backoff while the broker is away; later sinks (Alertmanager) are handed the
-   incidents it delivered;
-3. only then may the batch's offsets be committed, capped below any record still held in an open
-   multi-line group or counted in an incident group but not yet reported
-   (:class:`logsig.daemon.offsets.OffsetTracker`, :meth:`logsig.group.stage.GroupStage.held_offsets`);
-   a commit is sent only when the offsets changed.
+   incidents it delivered. This happens in the background (:mod:`logsig.daemon.delivery`): the
+   next batch is fetched and processed meanwhile;
+3. only once acknowledged may the batch's offsets be committed, capped below any record still
+   held in an open multi-line group or counted in an incident group but not yet reported when the
+   batch was processed (:class:`logsig.daemon.offsets.OffsetTracker`,
+   :meth:`logsig.group.stage.GroupStage.held_offsets`); commits are batched (at most one every
+   ``commit_interval_seconds``) and sent only when the offsets changed.
 
 Between the pipeline and the sinks, the grouping stage (:mod:`logsig.group.stage`, clock
 ``time.monotonic()``) turns detections into group events. A redelivered record yields events with
 the same ``event_id`` (docs/incident.md, "Delivery across a crash"), so consumers can deduplicate.
 With ``kafka.delivery: exactly_once`` steps 2 and 3 are one Kafka transaction (the producer sends the
-offsets, :mod:`logsig.sinks.kafka.transactional`): read_committed readers see each incident once.
+offsets, :mod:`logsig.sinks.kafka.transactional`), committed right after each delivery:
+read_committed readers see each incident once.
 SIGTERM/SIGINT stop fetching, finish and commit the batch in hand, flush open multi-line groups,
 commit, close and exit 0. On partition revocation the revoked partitions' open groups are flushed,
 delivered and committed (those partitions only) before the partitions move. SIGHUP reloads the
@@ -42,8 +46,9 @@ from logsig import __version__
 from logsig.backoff import retry_forever
 from logsig.config import Settings
 from logsig.config_security import kafka_file_problems
+from logsig.daemon.delivery import Deliveries
 from logsig.daemon.http import HttpServer
-from logsig.daemon.offsets import OffsetTracker, next_offsets
+from logsig.daemon.offsets import OffsetTracker
 from logsig.daemon.reload import CatalogWatcher
 from logsig.daemon.status import Activity, TopicWatch
 from logsig.discovery.unclassified import Unclassified
@@ -59,10 +64,12 @@ from logsig.sinks.kafka.sink import KafkaSink
 from logsig.sinks.kafka.transactional import TransactionalKafkaSink
 from logsig.sources import Source
 from logsig.sources.kafka import KafkaSource
+from logsig.sinks import Outcome, delivered_step
 from logsig.telemetry import Metrics, outcomes_accounted, records_consumed, step_processed, unclassified_seen
 
 log = structlog.get_logger("logsig.daemon")
 LAG_INTERVAL_SECONDS = 1.0
+COMMIT_INTERVAL_SECONDS = 0.5
 
 
 class Daemon:
@@ -74,7 +81,10 @@ class Daemon:
     unclassified templates, fed with every delivered step (default: 1,000 templates);
     shutdown_timeout_seconds: the longest drain (on SIGTERM and on revocation);
     retry_backoff_max_seconds: the longest wait between connection attempts;
-    summary_interval_seconds: how often the summary line is logged (:mod:`logsig.daemon.status`).
+    summary_interval_seconds: how often the summary line is logged (:mod:`logsig.daemon.status`);
+    commit_interval_seconds: commits are batched, at most one this often (and on drain and revocation);
+    commit_each_delivery: commit right after each delivery instead (a transactional sink, whose
+    commit ends the transaction its deliveries staged).
     :meth:`stop_event` set ends it gracefully.
     """
 
@@ -83,7 +93,8 @@ class Daemon:
                  grouping: GroupStage | None = None, unclassified: Unclassified | None = None,
                  shutdown_timeout_seconds: float = 20.0,
                  retry_backoff_max_seconds: float = 30.0, summary_interval_seconds: float = 60.0,
-                 group_id: str = "") -> None:
+                 group_id: str = "", commit_interval_seconds: float = COMMIT_INTERVAL_SECONDS,
+                 commit_each_delivery: bool = False) -> None:
         if not sinks:
             raise ValueError("a daemon needs at least one sink")
         self.source, self.pipeline, self.sinks = source, pipeline, tuple(sinks)
@@ -97,7 +108,12 @@ class Daemon:
         self.stop_event = asyncio.Event()
         self._lock = asyncio.Lock()
         self._started = False
-        self._abandoned = False
+        self.commit_interval_seconds = commit_interval_seconds
+        self._last_commit = float("-inf")
+        after = self._commit_assigned if commit_each_delivery else None
+        self.deliveries = Deliveries(self.sinks, self._account, self.offsets, self.stop_event.is_set, self._sleep,
+                                     shutdown_timeout_seconds, after=after)
+        self._batched_commits = not commit_each_delivery
         self._last_lag = float("-inf")
         self._lag: dict[TP, int] = {}
         self._waiting: str | None = None
@@ -142,6 +158,7 @@ class Daemon:
             await sink.start()
         try:
             if await self._connect():
+                self.deliveries.start()
                 self._started = True
                 log.info("consuming")
                 await self._loop()
@@ -168,32 +185,36 @@ class Daemon:
                                         self._sleep, self._waiting_on("joining the consumer group")))
 
     async def _loop(self) -> None:
-        while not self.stop_event.is_set():
-            records = await self.source.poll()
+        while not self.stop_event.is_set() and not self.deliveries.abandoned:
+            batch = await self.source.poll()
             async with self._lock:
                 now = time.monotonic()
-                if records:
-                    records_consumed(self.metrics, records)
-                    self.activity.consumed(len(records))
-                    step = self.pipeline.process(records, now)
+                if len(batch):
+                    records_consumed(self.metrics, batch)
+                    self.activity.consumed(len(batch))
+                    step = self.pipeline.process_batch(batch, now)
                 else:
                     step = self.pipeline.flush_idle(now)
-                if not await self._deliver(self.grouping.step(step, now)):
-                    self._abandoned = True
-                    return
-                self.offsets.delivered(next_offsets(records), self._held())
+                await self.deliveries.send(self.grouping.step(step, now), batch.next_offsets(), self._held())
+            if self._batched_commits and time.monotonic() - self._last_commit >= self.commit_interval_seconds:
                 await self._commit(self.source.assignment())
             await self._housekeeping()
 
     async def _drain(self) -> None:
         async with self._lock:
-            step = self.grouping.flush(self.pipeline.flush_all(), now=time.monotonic())
-            if await self._deliver(step, draining=True) and not self._abandoned:
-                self.offsets.delivered({}, self._held())
+            await self._settle(self.grouping.flush(self.pipeline.flush_all(), now=time.monotonic()))
+            if not self.deliveries.abandoned:
                 await self._commit(self.source.assignment())
         log.info("drained; stopping")
 
+    async def _settle(self, step: StepResult) -> None:
+        """Deliver what is in flight, then ``step`` (a flush), and wait for every acknowledgement."""
+        await self.deliveries.settled()
+        await self.deliveries.send(step, {}, self._held(), draining=True)
+        await self.deliveries.settled()
+
     async def _close(self) -> None:
+        await self.deliveries.stop()
         for sink in self.sinks[1:]:
             await sink.stop()
         await self.source.stop()
@@ -201,41 +222,29 @@ class Daemon:
         if self.http is not None:
             await self.http.stop()
 
-    async def _deliver(self, step: StepResult, draining: bool = False) -> bool:
-        """Deliver the step's output until acknowledged. False if given up (stopping): commit nothing."""
-        deadline = time.monotonic() + self.shutdown_timeout_seconds
-
-        def give_up() -> bool:
-            return (self.stop_event.is_set() and not draining) or (draining and time.monotonic() > deadline)
-
-        primary = self.sinks[0]
-        outcomes = await primary.deliver(step, give_up, self._sleep)
-        if outcomes is None:
-            log.error("gave up delivering; offsets not committed, records will be re-read",
-                      records=len(step.detections) + len(step.failures))
-            return False
+    def _account(self, step: StepResult, outcomes: list[Outcome]) -> None:
+        """Telemetry of a delivered step: counters, unclassified templates, the activity summary."""
         step_processed(self.metrics, step, self.pipeline.engine.phase_two_seconds)
         unclassified_seen(self.metrics, self.unclassified.observe(step.matched))
-        outcomes_accounted(self.metrics, outcomes, primary.name, time.time())
+        outcomes_accounted(self.metrics, outcomes, self.sinks[0].name, time.time())
         self.activity.delivered(delivered_step(step, outcomes), step.matched,
                                 sum(1 for o in outcomes if o.kind == "dead_letter" and o.delivered))
-        if len(self.sinks) > 1 and step.detections:
-            done = delivered_step(step, outcomes)
-            for sink in self.sinks[1:]:
-                await sink.deliver(done, give_up, self._sleep)
-        return True
+
+    async def _commit_assigned(self) -> None:
+        await self._commit(self.source.assignment())
 
     async def _commit(self, partitions: set[TP]) -> None:
         """Commit what changed and may be committed for ``partitions``."""
+        self._last_commit = time.monotonic()
         offsets = self.offsets.changed(partitions)
         if offsets and await self.source.commit(offsets):
             self.offsets.committed(offsets)
 
     async def _on_revoked(self, revoked: set[TP]) -> None:
         async with self._lock:
-            step = self.grouping.flush(self.pipeline.flush_partitions(revoked), revoked, now=time.monotonic())
-            if await self._deliver(step, draining=True) and not self._abandoned:
-                self.offsets.delivered({}, self._held())
+            await self._settle(self.grouping.flush(self.pipeline.flush_partitions(revoked), revoked,
+                                                   now=time.monotonic()))
+            if not self.deliveries.abandoned:
                 await self._commit(revoked)
             self.offsets.revoked(revoked)
             for tp in revoked:
@@ -320,7 +329,7 @@ def build_daemon(settings: Settings, registry: CollectorRegistry | None = None,
                     shutdown_timeout_seconds=settings.shutdown_timeout_seconds,
                     retry_backoff_max_seconds=settings.kafka.retry_backoff_max_seconds,
                     summary_interval_seconds=settings.logging.summary_interval_seconds,
-                    group_id=settings.kafka.group_id)
+                    group_id=settings.kafka.group_id, commit_each_delivery=transactional is not None)
     daemon.http = HttpServer(metrics.registry, daemon.not_ready_reason, settings.http.host, settings.http.port,
                              status=daemon.status, unclassified=unclassified)
     if transactional is not None:

@@ -1,9 +1,9 @@
 """The source stage: where raw records come from (Kafka, files and stdin).
 
-A :class:`Source` is what the daemon's runner consumes: batches of
-:class:`~logsig.records.RawRecord`, a partition assignment that changes in rebalances, and a
-commit of the next offset to read per partition. No client type (aiokafka's ``ConsumerRecord``,
-``TopicPartition``) crosses this boundary.
+A :class:`Source` is what the daemon's runner consumes: batches of records
+(:class:`~logsig.batch.RecordBatch`, records built only on demand), a partition assignment that
+changes in rebalances, and a commit of the next offset to read per partition. No client type
+(aiokafka's ``ConsumerRecord``, ``TopicPartition``) crosses this boundary.
 """
 
 from __future__ import annotations
@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Protocol
 
-from logsig.records import TP, RawRecord
+from logsig.batch import RecordBatch
+from logsig.records import TP
 
 Rebalance = Callable[[set[TP]], Awaitable[None]]
 """Awaited during a rebalance with the revoked or assigned ``(topic, partition)`` pairs."""
@@ -26,7 +27,7 @@ class Source(Protocol):
     async def start(self) -> None:
         """Connect and join. Raises on failure (the runner retries with backoff)."""
 
-    async def poll(self) -> list[RawRecord]:
+    async def poll(self) -> RecordBatch:
         """The next batch (possibly empty after a bounded wait)."""
 
     def assignment(self) -> set[TP]:

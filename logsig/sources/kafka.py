@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import bisect
+import itertools
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Protocol
 
 import structlog
 from aiokafka import AIOKafkaConsumer, ConsumerRebalanceListener, TopicPartition
 from aiokafka.errors import KafkaError
 
+from logsig.batch import RecordBatch, Run
 from logsig.config import KafkaSettings
 from logsig.kafka import client_options
 from logsig.records import TP, Origin, RawRecord
@@ -31,25 +35,65 @@ class _Listener(ConsumerRebalanceListener):  # type: ignore[misc]
         await self._assigned({(tp.topic, tp.partition) for tp in assigned})
 
 
-def within_bytes(records: list[RawRecord], max_bytes: int) -> tuple[list[RawRecord], dict[TP, int]]:
-    """The leading ``records`` whose values (bytes after decompression) add up to at most ``max_bytes``
-    (always the first one), and, per partition left out, the first offset not taken (to seek back to)."""
-    total, cut = 0, len(records)
-    for i, record in enumerate(records):
-        total += len(record.value or b"") + len(record.key or b"")
-        if total > max_bytes and i > 0:
-            cut = i
-            break
+def within_bytes(batch: RecordBatch, max_bytes: int) -> tuple[RecordBatch, dict[TP, int]]:
+    """The leading records of ``batch`` whose values and keys (bytes after decompression) add up to at
+    most ``max_bytes`` (always the first one), and, per partition left out, the first offset not taken
+    (to seek back to)."""
+    sizes = itertools.accumulate(len(v or b"") + len(k or b"") for v, k in zip(batch.values, batch.keys, strict=True))
+    cut = next((i for i, total in enumerate(sizes) if total > max_bytes and i > 0), len(batch))
+    if cut == len(batch):
+        return batch, {}
     rewind: dict[TP, int] = {}
-    for record in records[cut:]:
-        o = record.origin
-        if o.topic is not None and o.partition is not None and o.offset is not None:
-            rewind.setdefault((o.topic, o.partition), o.offset)
-    return records[:cut], rewind
+    for run in batch.runs:
+        if run.end > cut and run.topic is not None and run.partition is not None:
+            rewind.setdefault((run.topic, run.partition), batch.offsets[max(run.start, cut)])
+    return batch.head(cut), rewind
 
 
 def _key_text(key: bytes | None) -> str | None:
     return None if key is None else key.decode("utf-8", errors="replace")
+
+
+class Message(Protocol):
+    """What the batch needs of an aiokafka ``ConsumerRecord``."""
+
+    @property
+    def value(self) -> bytes | None: ...
+    @property
+    def key(self) -> bytes | None: ...
+    @property
+    def offset(self) -> int: ...
+    @property
+    def timestamp(self) -> int: ...
+    @property
+    def headers(self) -> Sequence[tuple[str, bytes]]: ...
+
+
+def batch_of_messages(batches: Mapping[TP, Sequence[Message]]) -> RecordBatch:
+    """A :class:`~logsig.batch.RecordBatch` of fetched messages, one run per (topic, partition);
+    a record's RawRecord (origin, key text, headers) is built only when asked for."""
+    values: list[bytes | None] = []
+    keys: list[bytes | None] = []
+    offsets: list[int] = []
+    runs: list[Run] = []
+    places: list[tuple[str, int, Sequence[Message], int]] = []
+    for (topic, partition), messages in batches.items():
+        start = len(values)
+        values.extend([m.value for m in messages])
+        keys.extend([m.key for m in messages])
+        offsets.extend([m.offset for m in messages])
+        runs.append(Run(start, len(values), topic, partition))
+        places.append((topic, partition, messages, start))
+
+    def make(index: int) -> RawRecord:
+        run = bisect.bisect_right([r.start for r in runs], index) - 1
+        topic, partition, messages, start = places[run]
+        m = messages[index - start]
+        origin = Origin(topic=topic, partition=partition, offset=m.offset, timestamp_ms=m.timestamp,
+                        key=_key_text(m.key))
+        return RawRecord(value=m.value, origin=origin, key=m.key, headers=tuple(m.headers or ()))
+
+    return RecordBatch(values, runs, keys, offsets, make)
 
 
 class KafkaSource:
@@ -97,20 +141,14 @@ class KafkaSource:
             raise RuntimeError("KafkaSource.start() has not succeeded")
         return self._consumer
 
-    async def poll(self) -> list[RawRecord]:
+    async def poll(self) -> RecordBatch:
         """The next batch (at most ``max_poll_records`` records and about ``max_batch_bytes`` of values
         after decompression), waiting up to ``fetch_timeout_ms``. Records past the byte bound are
         read again by the next poll (their partitions are sought back to them)."""
         batches = await self.consumer.getmany(timeout_ms=self.settings.fetch_timeout_ms,
                                               max_records=self.settings.max_poll_records)
-        out: list[RawRecord] = []
-        for tp, messages in batches.items():
-            for m in messages:
-                origin = Origin(topic=tp.topic, partition=tp.partition, offset=m.offset,
-                                timestamp_ms=m.timestamp, key=_key_text(m.key))
-                out.append(RawRecord(value=m.value, origin=origin, key=m.key,
-                                     headers=tuple(m.headers or ())))
-        taken, rewind = within_bytes(out, self.settings.max_batch_bytes)
+        batch = batch_of_messages({(tp.topic, tp.partition): messages for tp, messages in batches.items()})
+        taken, rewind = within_bytes(batch, self.settings.max_batch_bytes)
         for (topic, partition), offset in rewind.items():
             self.consumer.seek(TopicPartition(topic, partition), offset)
         return taken

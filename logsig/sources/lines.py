@@ -1,5 +1,10 @@
-"""The line source: a file or stdin, one raw record per line, in chunks; gzip and zstd files are
-decompressed on the fly (recognised by their magic bytes, RFC 1952 and RFC 8878, not by name)."""
+"""The line source: a file or stdin, one raw record per line, in batches; gzip and zstd files are
+decompressed on the fly (recognised by their magic bytes, RFC 1952 and RFC 8878, not by name).
+
+A line is what binary-mode iteration of the file gives (split at ``\\n``), with its line ending
+removed (trailing ``\\r`` and ``\\n`` characters). :func:`line_batches` builds no record object: a
+:class:`~logsig.batch.RecordBatch` makes one only for a line that needs it.
+"""
 
 from __future__ import annotations
 
@@ -15,8 +20,10 @@ from typing import BinaryIO, cast
 
 import zstandard
 
+from logsig.batch import RecordBatch, batch_of_lines
 from logsig.records import Origin, RawRecord
 
+BLOCK_BYTES = 1 << 20
 GZIP_MAGIC = b"\x1f\x8b"
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 
@@ -49,7 +56,7 @@ def _decompressed(raw: BinaryIO) -> BinaryIO:
 
 @contextmanager
 def open_input(path: str) -> Iterator[Input]:
-    """Open ``path`` (``-`` is stdin) for :func:`line_chunks`.
+    """Open ``path`` (``-`` is stdin) for :func:`line_batches`.
 
     Raises:
         OSError: the file cannot be opened, or is a corrupt gzip or zstd stream (the message names it).
@@ -66,6 +73,26 @@ def open_input(path: str) -> Iterator[Input]:
         finally:
             if stream is not raw:
                 stream.close()
+
+
+def line_batches(stream: BinaryIO, name: str, block_bytes: int = BLOCK_BYTES) -> Iterator[RecordBatch]:
+    """Batches of the lines of ``stream``, about ``block_bytes`` at a time; origin ``file=name`` and the
+    1-based ``line_number``."""
+    carry, number = b"", 1
+    while block := stream.read(block_bytes):
+        block = carry + block
+        lines = block.split(b"\n")
+        carry = lines.pop()
+        if lines:
+            yield batch_of_lines(_strip(lines) if b"\r" in block else lines, name, number)
+            number += len(lines)
+    if carry:
+        yield batch_of_lines(_strip([carry]), name, number)
+
+
+def _strip(lines: list[bytes]) -> list[bytes]:
+    """Lines without trailing ``\\r`` (the ``\\n`` is already gone)."""
+    return [line.rstrip(b"\r") for line in lines]
 
 
 def line_chunks(stream: BinaryIO, name: str, size: int) -> Iterator[list[RawRecord]]:

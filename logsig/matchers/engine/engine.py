@@ -143,6 +143,11 @@ class Engine:
             out[message] = [matches[i] for i in sorted(matches)]
         return out
 
+    def prefilter_ends(self, buffer: bytes) -> list[int]:
+        """End offsets of phase one's matches in ``buffer`` (UTF-8 texts joined with ``\n``): a text
+        with none, when ``compiled.prefilter.always`` is empty, matches no signature."""
+        return self.compiled.prefilter.ends(buffer, self._scratch)
+
     def _confirm(self, signature: int, text: str, data: bytes) -> Found | None:
         confirmer = self.compiled.confirmers[signature]
         confirmer.compile_re2()

@@ -127,6 +127,15 @@ class Prefilter:
                 found.setdefault(index, set()).add(signature)
         return found
 
+    def ends(self, buffer: bytes, scratch: hyperscan.Scratch | None) -> list[int]:
+        """End offsets of every phase-one match in ``buffer`` (texts joined with ``\n``, as
+        :meth:`scan` joins them); ``always`` signatures are not included."""
+        hits: list[int] = []
+        if self._database is not None and buffer:
+            self._database.scan(buffer, scratch=scratch,
+                                match_event_handler=lambda _i, _f, end, _fl, _c: hits.append(end))
+        return hits
+
 
 def _compile(wanted: dict[int, bytes], flags: dict[int, int]) -> hyperscan.Database:
     database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)

@@ -15,6 +15,7 @@ import hyperscan
 import pytest
 from prometheus_client import CollectorRegistry
 
+from logsig.batch import RecordBatch, batch_of_records
 from logsig.config import CatalogSettings
 from logsig.daemon import runner
 from logsig.daemon.offsets import OffsetTracker
@@ -24,7 +25,6 @@ from logsig.decode.settings import DecodeSettings
 from logsig.matchers.engine import compiled as compiled_module
 from logsig.matchers.engine.engine import Engine
 from logsig.pipeline import Pipeline
-from logsig.records import RawRecord
 from logsig.telemetry import Metrics
 from logsig.testing import FakeSource, RecordingSink, fresh_metrics, make_record
 
@@ -152,14 +152,14 @@ class TestCatalogWatcher:
 class _GatedSource(FakeSource):
     """A FakeSource whose script may hold conditions: a callable step is waited for (empty polls) until true."""
 
-    async def poll(self) -> list[RawRecord]:
+    async def poll(self) -> RecordBatch:
         """An empty batch while the next step is an unmet condition, else the FakeSource's next step."""
         step = self.script[0] if self.script else None
         if callable(step):
             await asyncio.sleep(0.002)
             if step():
                 self.script.pop(0)
-            return []
+            return batch_of_records([])
         return await super().poll()
 
 

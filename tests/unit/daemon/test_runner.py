@@ -22,7 +22,7 @@ TRACE = [
 def _daemon(source: FakeSource, *sinks: RecordingSink, shutdown_timeout_seconds: float = 5.0) -> Daemon:
     pipeline = Pipeline(Engine([OOM]), DecodeSettings())
     daemon = Daemon(source, pipeline, list(sinks) or [RecordingSink()], OffsetTracker(), fresh_metrics(),
-                    shutdown_timeout_seconds=shutdown_timeout_seconds, retry_backoff_max_seconds=0.01)
+                    shutdown_timeout_seconds=shutdown_timeout_seconds, retry_backoff_max_seconds=0.01, commit_interval_seconds=0)
     source.when_done = daemon.stop_event.set
     return daemon
 
@@ -129,22 +129,44 @@ class TestCommits:
         assert ([], []) == (source.commits, sink.incidents())
 
 
+class TestOverlap:
+    async def test_next_batch_is_fetched_before_the_previous_is_acknowledged(self) -> None:
+        """While acknowledgements are outstanding the source is polled on, and nothing is committed."""
+        sink = RecordingSink(hold=asyncio.Event())
+        source = FakeSource([[make_record("a", 0)], [make_record("b", 1)], [make_record("c", 2)]], {("logs", 0)})
+        daemon = _daemon(source, sink)
+        source.when_done = None
+        task = asyncio.create_task(_run(daemon))
+        while source.script:
+            await asyncio.sleep(0.01)
+        before = (list(source.commits), len(sink.steps))
+        assert sink.hold is not None
+        sink.hold.set()
+        while not source.commits:
+            await asyncio.sleep(0.01)
+        daemon.stop_event.set()
+        await task
+        assert (([], 0), {("logs", 0): 3}) == (before, source.committed())
+
+    async def test_acknowledged_steps_keep_their_order(self) -> None:
+        """Steps delivered together or apart reach the sink in the order of their records."""
+        sink = RecordingSink()
+        batches = [[make_record("CUDA out of memory", n)] for n in range(5)]
+        await _run(_daemon(FakeSource(batches, {("logs", 0)}), sink))
+        assert [0, 1, 2, 3, 4] == [d.event.origin.offset for d in sink.incidents()]
+
+
 class TestRevocation:
     async def test_revoked_groups_are_flushed_delivered_and_committed(self) -> None:
-        """A traceback open on a revoked partition is emitted, and only that partition is committed past it."""
+        """A traceback open on a revoked partition is emitted, and that partition alone is committed past it."""
         sink = RecordingSink()
         batch = [make_record(TRACE[0], 0), make_record(TRACE[1], 1), make_record(TRACE[2], 2),
                  make_record(TRACE[0], 5, partition=1)]
         source = FakeSource([batch, Revoke(frozenset({("logs", 0)}))], {("logs", 0), ("logs", 1)})
-        daemon = _daemon(source, sink)
-        source.when_done = None
-        task = asyncio.create_task(_run(daemon))
-        while source.script or ("logs", 0) in source.assignment():
-            await asyncio.sleep(0.01)
-        revoked_commit = source.commits[-1]
-        daemon.stop_event.set()
-        await task
-        assert ({("logs", 0): 3}, ["t/oom"]) == (revoked_commit, [d.incident.signature.id for d in sink.incidents()])
+        await _run(_daemon(source, sink))
+        revoked_commits = [commit for commit in source.commits if ("logs", 0) in commit]
+        assert ([{("logs", 0): 3}], ["t/oom"]) == (revoked_commits[-1:], [d.incident.signature.id
+                                                                         for d in sink.incidents()])
 
     async def test_revoked_partition_is_not_committed_later(self) -> None:
         """After revocation, the partition's offsets are forgotten and never committed again."""
@@ -185,7 +207,7 @@ class TestGrouping:
         pipeline = Pipeline(Engine([OOM]), DecodeSettings())
         daemon = Daemon(source, pipeline, [sink], OffsetTracker(), fresh_metrics(),
                         grouping=GroupStage(GroupSettings(update_interval_seconds=3600)),
-                        retry_backoff_max_seconds=0.01)
+                        retry_backoff_max_seconds=0.01, commit_interval_seconds=0)
         source.when_done = daemon.stop_event.set
         await _run(daemon)
         events = [(d.incident.status, d.incident.group.occurrences if d.incident.group else 0)

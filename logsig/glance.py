@@ -1,0 +1,211 @@
+"""A glance at a whole batch: which records need more than a glance.
+
+Most records of an inference server's log are plain text lines that no signature can match. For
+such a record the full path (decode, assemble, match) builds a RawRecord, an Origin, a LogEvent,
+passes the event through the assembler unchanged and finds no match: it produces nothing and
+changes no state. :func:`look` finds, for a whole batch at once, the records for which that is
+not certain, and the pipeline runs only those through the full path.
+
+A record is *plain* when the decoder would make of it exactly one event whose message is its
+value, unchanged (so matching its value is matching its message) and which the assembler passes
+straight through. :func:`look` proves a record plain by the absence, found with one Vectorscan
+scan over the ``\\n``-joined batch, of everything that makes it otherwise; any doubt makes it
+*special*:
+
+- an empty or missing value, a value longer than ``decode.max_record_bytes`` or
+  ``matching.max_message_bytes`` (cut, or matched on windows), a topic whose envelope is not
+  ``auto``, ``text`` or ``cri``;
+- a start that selects another decoder or a strip: ``{`` (after optional blanks), blanks then
+  ``[`` or ``"``, ``\\n`` (an empty value, a value starting with one, or ending with one), ``[`` or
+  ``"`` when the value parses as JSON, a byte that is not ASCII (msgpack map lead bytes, BOM);
+- anywhere: bytes that are not UTF-8, ESC or rsyslog's ``#033[`` (colour codes removed), ``\\r``
+  (stripped at the end), a JSON escape that may mark a nested message (backslash then ``"``,
+  ``n`` or ``u00XX``: unescaped), `` stdout F`` and the like (a CRI runtime line), or
+  ``Traceback (most recent call last):`` (opens a group).
+
+A plain record still needs the full path when the prefilter names a candidate signature for it
+(one scan of the engine's phase one over the same buffer; the engine then confirms it), when the
+engine has signatures that are candidates everywhere, or when its stream holds an open multi-line
+group when it arrives (:func:`walk` feeds the records in order and watches the assembler: while a
+stream of the batch holds a group, each of its records is fed). Every other record is *skipped*:
+it counts as one event and nothing else.
+"""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+import operator
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+
+import hyperscan
+import orjson
+
+from logsig.assemble.assembler import Assembler
+from logsig.assemble.traceback import START_MARK
+from logsig.batch import RecordBatch, StreamKey
+from logsig.matchers.engine.engine import Engine
+
+PLAIN_ENVELOPES = frozenset({"auto", "text", "cri"})
+SPECIAL, MAYBE_JSON = 0, 1
+_COMMON: tuple[bytes, ...] = (
+    rb"[\x1b\r]|#033\[",
+    rb'\\(?:["n]|u00[0-9a-fA-F]{2})',
+    START_MARK.replace("(", r"\(").replace(")", r"\)").encode(),
+    rb"^\n",
+    rb'^(?:[ \t]*\{|[ \t]+[\["])',
+    rb" (?:stdout|stderr) [FP]",
+    rb"^[\x80-\x8f\xde\xdf\xef]",
+)
+_JSON_ONE_LINE = rb'^[\["][^\n]*["\]][ \t]*$'
+_JSON_ANY = rb'^[\["]'
+"""Vectorscan patterns (multi-line: ``^`` is also after each ``\\n``) of what makes a record special.
+
+No pattern matches across a ``\\n`` but ``^\\n``, whose ``\\n`` is the separator after an empty value (or
+a value's own ``\\n``), so the last byte of every match lies in the record it concerns (a separator
+counting as part of the record before it). A record the last pattern finds (``MAYBE_JSON``) is
+special only when it parses as JSON (else the decoder takes it as a text line, unchanged); when no
+value holds a ``\\n`` of its own, only values that end as JSON text ends are tried."""
+
+
+def _database(last: bytes) -> hyperscan.Database:
+    patterns = [*_COMMON, last]
+    database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+    database.compile(expressions=patterns, ids=list(range(len(patterns))), elements=len(patterns),
+                     flags=[hyperscan.HS_FLAG_MULTILINE] * len(patterns))
+    return database
+
+
+_ONE_LINE = _database(_JSON_ONE_LINE)
+_ANY_LINES = _database(_JSON_ANY)
+_MAYBE_JSON = len(_COMMON)
+
+
+@dataclass
+class Glance:
+    """What :meth:`Looker.look` found: ``special`` and ``candidates`` (record indices, unordered)."""
+
+    special: set[int] = field(default_factory=set)
+    candidates: set[int] = field(default_factory=set)
+
+
+class Looker:
+    """Glances at batches; owns the Vectorscan scratch space of the glance databases (one thread)."""
+
+    def __init__(self) -> None:
+        self._scratch = hyperscan.Scratch(_ONE_LINE)
+        self._scratch_any = hyperscan.Scratch(_ANY_LINES)
+
+    def look(self, batch: RecordBatch, engine: Engine, max_bytes: int, envelopes: Sequence[str]) -> Glance:
+        """Special records and prefilter candidates of ``batch``.
+
+        max_bytes: the longest value that is neither cut nor windowed; envelopes: the envelope of
+        each run of the batch (``batch.runs``).
+        """
+        seen = Glance()
+        if not batch.values:
+            return seen
+        data = _plain_values(batch, batch.values, max_bytes, envelopes, seen.special)
+        buffer = b"\n".join(data)
+        hits = self._hits(buffer, len(data))
+        ends = engine.prefilter_ends(buffer)
+        starts = _starts(data) if hits or ends else []
+        for kind, at in hits:
+            index = bisect.bisect_right(starts, at) - 1
+            if kind < _MAYBE_JSON or _is_json(data[index]):
+                seen.special.add(index)
+        if data[-1] == b"":
+            seen.special.add(len(data) - 1)
+        if not buffer.isascii():
+            seen.special.update(_not_utf8(buffer, data))
+        if engine.compiled.prefilter.always:
+            seen.candidates = set(range(len(data)))
+        else:  # a match ending at ``end`` counts for the text it ends in, or whose separator it ends at
+            seen.candidates = {bisect.bisect_right(starts, end) - 1 for end in ends}
+        return seen
+
+    def _hits(self, buffer: bytes, count: int) -> list[tuple[int, int]]:
+        """``(pattern id, offset of the match's last byte)`` of every glance match in ``buffer``."""
+        hits: list[tuple[int, int]] = []
+        if not buffer:
+            return hits
+        one_line = buffer.count(b"\n") == count - 1
+        database, scratch = (_ONE_LINE, self._scratch) if one_line else (_ANY_LINES, self._scratch_any)
+        database.scan(buffer, scratch=scratch,
+                      match_event_handler=lambda i, _f, end, _fl, _c: hits.append((i, end - 1)))
+        return hits
+
+
+def _plain_values(batch: RecordBatch, values: list[bytes | None], max_bytes: int, envelopes: Sequence[str],
+                  special: set[int]) -> list[bytes]:
+    """The values as bytes (None as empty); records whose envelope or length rule them out go to ``special``."""
+    data: list[bytes] = values if None not in values else [v or b"" for v in values]  # type: ignore[assignment]
+    if max(map(len, data)) > max_bytes:
+        special.update(i for i, v in enumerate(data) if len(v) > max_bytes)
+    for run, envelope in zip(batch.runs, envelopes, strict=True):
+        if envelope not in PLAIN_ENVELOPES:
+            special.update(range(run.start, run.end))
+    return data
+
+
+def _is_json(value: bytes) -> bool:
+    """Whether ``value`` parses as JSON (what the decoder tries first for a value starting ``[`` or ``"``)."""
+    if value.rstrip(b" \t\r\n")[-1:] not in (b"]", b'"'):
+        return False  # JSON text starting so ends so; most log lines starting with "[" do not
+    try:
+        orjson.loads(value)
+    except orjson.JSONDecodeError:
+        return False
+    return True
+
+
+def _not_utf8(buffer: bytes, data: list[bytes]) -> list[int]:
+    """Indices of the values that are not UTF-8 (``buffer`` is them joined)."""
+    try:
+        buffer.decode("utf-8")
+    except UnicodeDecodeError:
+        return [i for i, v in enumerate(data) if not v.isascii() and _bad_utf8(v)]
+    return []
+
+
+def _bad_utf8(value: bytes) -> bool:
+    try:
+        value.decode("utf-8")
+    except UnicodeDecodeError:
+        return True
+    return False
+
+
+def _starts(data: list[bytes]) -> list[int]:
+    """Where each value starts in the ``\\n``-joined buffer."""
+    return list(map(operator.add, itertools.accumulate(map(len, data), initial=0), range(len(data))))
+
+
+def walk(batch: RecordBatch, full: list[int], assembler: Assembler) -> Iterator[int]:
+    """The records to feed, in order: ``full`` (sorted), and while a stream of the batch holds an open
+    group in ``assembler`` (fed between the yields), every record of that stream."""
+    keys: list[StreamKey] | None = None
+    known: set[StreamKey] = set()
+    todo, size = iter(full), len(batch)
+    index = next(todo, size)
+    at = 0
+    while True:
+        watching = assembler.open_streams()
+        if watching and keys is None:
+            keys = [key for run in batch.runs for key in batch.plain_stream_keys(run)]
+            known = set(keys)
+        if keys is not None and not watching.isdisjoint(known):
+            if at >= size:
+                return
+            if at == index or keys[at] in watching:
+                yield at
+            if at == index:
+                index = next(todo, size)
+            at += 1
+            continue
+        index = index if index >= at else next((i for i in todo if i >= at), size)
+        if index >= size:
+            return
+        yield index
+        at, index = index + 1, next(todo, size)
