@@ -5,7 +5,8 @@ turn: variant ``k`` of a signature gets the id ``<domain>/<slug>-v<k>`` and one 
 its regex (four letters or more, outside classes, escapes and group syntax) replaced by another
 word from the corpus (two joined in CamelCase where the word is a whole alternative, as error
 names are), so variants stay literal-anchored and realistic; a variant that still matches a
-real failure line of the corpus is drawn again, so variants add signatures, not duplicates.
+real failure line of the corpus is drawn again, so variants add signatures, not duplicates. A
+signature with no such word (say a generic exception pattern) gets no variants.
 
 Usage: ``python bench/gen_catalog.py OUT.json --size 1000`` writes a JSON list of records.
 """
@@ -62,8 +63,9 @@ def _group_syntax_end(regex: str, i: int) -> int:
     return found.end() if found else i + 2
 
 
-def variant(sig: Signature, k: int, vocabulary: list[str], lines: list[str]) -> Signature:
-    """Variant ``k`` of ``sig`` (deterministic in ``k``) matching none of ``lines``."""
+def variant(sig: Signature, k: int, vocabulary: list[str], lines: list[str]) -> Signature | None:
+    """Variant ``k`` of ``sig`` (deterministic in ``k``) matching none of ``lines``; None when ``sig`` has
+    no literal word to replace (a suffix or prefix would not be realistic, and may follow an end anchor)."""
     rng = random.Random(f"{sig.id}/{k}")
     regex = sig.regex
     words = literal_words(regex)
@@ -80,7 +82,7 @@ def variant(sig: Signature, k: int, vocabulary: list[str], lines: list[str]) -> 
             regex = candidate
             break
     else:
-        regex = f"(?:{regex}) {rng.choice(vocabulary)}{rng.choice(vocabulary).capitalize()}"
+        return None
     record = sig.to_record() | {"id": f"{sig.id}-v{k}", "regex": regex, "examples": {}}
     return Signature.model_validate(record)
 
@@ -135,7 +137,9 @@ def catalog(size: int, real: list[Signature] | None = None) -> list[Signature]:
     failures = load_corpus()[1]
     k = 0
     while len(out) < size:
-        out.append(variant(real[k % len(real)], k // len(real) + 1, words, failures))
+        drawn = variant(real[k % len(real)], k // len(real) + 1, words, failures)
+        if drawn is not None:
+            out.append(drawn)
         k += 1
     return out
 

@@ -84,10 +84,47 @@ _MAYBE_JSON = len(_COMMON)
 
 @dataclass
 class Glance:
-    """What :meth:`Looker.look` found: ``special`` and ``candidates`` (record indices, unordered)."""
+    """What :meth:`Looker.look` found: ``special`` and ``candidates`` (record indices, unordered), and
+    the joined ``buffer`` (``one_line``: no value in it holds a newline of its own; else ``starts``
+    gives where each record starts in it)."""
 
     special: set[int] = field(default_factory=set)
     candidates: set[int] = field(default_factory=set)
+    buffer: bytes = b""
+    one_line: bool = True
+    starts: list[int] = field(default_factory=list)
+    _found: dict[str, list[int]] = field(default_factory=dict)
+    _sets: dict[str, set[int]] = field(default_factory=dict)
+
+    def records_at(self, positions: Sequence[int]) -> list[int]:
+        """The record each offset of ``buffer`` lies in (a separator counts for the record before it)."""
+        if self.one_line:  # no value holds a newline: the record is the number of newlines before
+            out = [0] * len(positions)
+            count = previous = 0
+            for i in sorted(range(len(positions)), key=positions.__getitem__):
+                count += self.buffer.count(b"\n", previous, positions[i])
+                previous = positions[i]
+                out[i] = count
+            return out
+        return [bisect.bisect_right(self.starts, at) - 1 for at in positions]
+
+    def containing(self, text: str) -> list[int]:
+        """Indices (ascending) of the records whose value contains ``text``."""
+        hits = self._found.get(text)
+        if hits is None:
+            needle, offsets, at = text.encode(), [], 0
+            while (at := self.buffer.find(needle, at)) >= 0:
+                offsets.append(at)
+                at += 1
+            hits = sorted(set(self.records_at(offsets)))
+            self._found[text] = hits
+        return hits
+
+    def containing_set(self, text: str) -> set[int]:
+        """:meth:`containing` as a set."""
+        if text not in self._sets:
+            self._sets[text] = set(self.containing(text))
+        return self._sets[text]
 
 
 class Looker:
@@ -108,11 +145,12 @@ class Looker:
             return seen
         data = _plain_values(batch, batch.values, max_bytes, envelopes, seen.special)
         buffer = b"\n".join(data)
-        hits = self._hits(buffer, len(data))
+        seen.buffer, seen.one_line = buffer, buffer.count(b"\n") == len(data) - 1
+        if not seen.one_line:
+            seen.starts = _starts(data)
+        hits = self._hits(buffer, seen.one_line)
         ends = engine.prefilter_ends(buffer)
-        starts = _starts(data) if hits or ends else []
-        for kind, at in hits:
-            index = bisect.bisect_right(starts, at) - 1
+        for (kind, _), index in zip(hits, seen.records_at([at for _, at in hits]), strict=True):
             if kind < _MAYBE_JSON or _is_json(data[index]):
                 seen.special.add(index)
         if data[-1] == b"":
@@ -122,15 +160,14 @@ class Looker:
         if engine.compiled.prefilter.always:
             seen.candidates = set(range(len(data)))
         else:  # a match ending at ``end`` counts for the text it ends in, or whose separator it ends at
-            seen.candidates = {bisect.bisect_right(starts, end) - 1 for end in ends}
+            seen.candidates = set(seen.records_at(ends))
         return seen
 
-    def _hits(self, buffer: bytes, count: int) -> list[tuple[int, int]]:
+    def _hits(self, buffer: bytes, one_line: bool) -> list[tuple[int, int]]:
         """``(pattern id, offset of the match's last byte)`` of every glance match in ``buffer``."""
         hits: list[tuple[int, int]] = []
         if not buffer:
             return hits
-        one_line = buffer.count(b"\n") == count - 1
         database, scratch = (_ONE_LINE, self._scratch) if one_line else (_ANY_LINES, self._scratch_any)
         database.scan(buffer, scratch=scratch,
                       match_event_handler=lambda i, _f, end, _fl, _c: hits.append((i, end - 1)))
@@ -182,30 +219,51 @@ def _starts(data: list[bytes]) -> list[int]:
     return list(map(operator.add, itertools.accumulate(map(len, data), initial=0), range(len(data))))
 
 
-def walk(batch: RecordBatch, full: list[int], assembler: Assembler) -> Iterator[int]:
-    """The records to feed, in order: ``full`` (sorted), and while a stream of the batch holds an open
-    group in ``assembler`` (fed between the yields), every record of that stream."""
-    keys: list[StreamKey] | None = None
+def walk(batch: RecordBatch, full: list[int], assembler: Assembler, seen: Glance) -> Iterator[int]:
+    """The records to feed, in order: ``full`` (sorted), and, while a stream of the batch holds an open
+    group in ``assembler`` (fed between the yields), each record of that stream that may join or close
+    it (:meth:`~logsig.assemble.assembler.Assembler.watch`: any, or those naming the group's process)."""
+    keys: list[StreamKey] = []
     known: set[StreamKey] = set()
     todo, size = iter(full), len(batch)
-    index = next(todo, size)
-    at = 0
+    index, at = next(todo, size), 0
+    watching = assembler.watch()
     while True:
-        watching = assembler.open_streams()
-        if watching and keys is None:
+        if watching and not keys:
             keys = [key for run in batch.runs for key in batch.plain_stream_keys(run)]
             known = set(keys)
-        if keys is not None and not watching.isdisjoint(known):
-            if at >= size:
-                return
-            if at == index or keys[at] in watching:
-                yield at
-            if at == index:
-                index = next(todo, size)
-            at += 1
-            continue
-        index = index if index >= at else next((i for i in todo if i >= at), size)
-        if index >= size:
+        watched = bool(watching) and not known.isdisjoint(watching)
+        at = _next_joining(keys, at, index, watching, seen) if watched else index
+        if at >= size:
             return
-        yield index
-        at, index = index + 1, next(todo, size)
+        yield at
+        if at == index:
+            index = next(todo, size)
+        at += 1
+        watching = assembler.watch()
+
+
+def _next_joining(keys: list[StreamKey], at: int, index: int, watching: dict[StreamKey, frozenset[str] | None],
+                  seen: Glance) -> int:
+    """The first record from ``at`` (and before ``index``) that may join or close a watched group."""
+    anyone = {key for key, procs in watching.items() if procs is None}
+    if anyone:
+        while at < index and keys[at] not in anyone and not _names(keys[at], at, watching, seen):
+            at += 1
+        return at
+    found = index
+    for key, procs in watching.items():
+        for proc in procs or ():
+            hits = seen.containing(proc)
+            i = bisect.bisect_left(hits, at)
+            while i < len(hits) and hits[i] < found and keys[hits[i]] != key:
+                i += 1
+            if i < len(hits) and hits[i] < found:
+                found = hits[i]
+    return found
+
+
+def _names(key: StreamKey, at: int, watching: dict[StreamKey, frozenset[str] | None], seen: Glance) -> bool:
+    """Whether record ``at`` of stream ``key`` names the process of one of its open tracebacks."""
+    procs = watching.get(key)
+    return bool(procs) and any(at in seen.containing_set(proc) for proc in procs or ())

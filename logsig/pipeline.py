@@ -98,7 +98,7 @@ class Pipeline:
         seen = self._looker.look(batch, self.engine, limit, envelopes)
         ready: list[LogEvent] = []
         fed = 0
-        for index in _walk(batch, sorted(seen.special | seen.candidates), self.assembler):
+        for index in _walk(batch, sorted(seen.special | seen.candidates), self.assembler, seen):
             self._feed(decode_record(batch.record(index), self.settings), now, ready, result)
             fed += 1
         result.events += len(batch) - fed

@@ -94,11 +94,16 @@ class Assembler:
             self._close(held, held.last_seen, out)
         return out
 
-    def open_streams(self) -> set[GroupKey]:
-        """The streams (:func:`stream_key`) with an open group: the next event of one may join it."""
-        streams = set(self._groups)
-        streams.update(key[1] for key in self._open if key[0] == "fragments")  # type: ignore[misc]
-        return streams
+    def watch(self) -> dict[GroupKey, frozenset[str] | None]:
+        """Per stream (:func:`stream_key`) with an open group, who may join or close it: the process
+        tags of its open tracebacks (a line is routed to the traceback of its own tag), or None when
+        any line may (fragments are open, or a traceback of lines without a tag)."""
+        out: dict[GroupKey, frozenset[str] | None] = {
+            stream: None if "" in procs else frozenset(procs) for stream, procs in self._groups.items()}
+        for key in self._open:
+            if key[0] == "fragments":
+                out[key[1]] = None  # type: ignore[index]
+        return out
 
     def held_offsets(self) -> dict[tuple[str, int], int]:
         """For each (topic, partition), the lowest offset of a record held in an open group."""

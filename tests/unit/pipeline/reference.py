@@ -1,16 +1,18 @@
 """The pipeline as it was before batches: every record decoded, assembled and matched in turn.
 
 Kept as the reference the batch-first pipeline is compared with (``test_differential.py``): it
-differs from :class:`logsig.pipeline.Pipeline` only in :meth:`ReferencePipeline.process_batch`,
-which is the former ``Pipeline.process`` loop, verbatim.
+differs from :class:`logsig.pipeline.Pipeline` only in :meth:`ReferencePipeline.process`, the former
+``Pipeline.process`` loop, verbatim (``bench/bench_hot_path.py`` runs it as the baseline too).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from logsig.batch import RecordBatch
 from logsig.decode import decode_record
 from logsig.pipeline import Pipeline, StepResult
-from logsig.records import LogEvent
+from logsig.records import LogEvent, RawRecord
 
 
 class ReferencePipeline(Pipeline):
@@ -18,9 +20,13 @@ class ReferencePipeline(Pipeline):
 
     def process_batch(self, batch: RecordBatch, now: float) -> StepResult:
         """The former ``Pipeline.process`` over ``batch.records()``."""
+        return self.process(batch.records(), now)
+
+    def process(self, records: Sequence[RawRecord], now: float) -> StepResult:
+        """The former ``Pipeline.process``, verbatim."""
         result = StepResult()
         ready: list[LogEvent] = []
-        for record in batch.records():
+        for record in records:
             decoded = decode_record(record, self.settings)
             if decoded.failure is not None:
                 result.failures.append(self.redactor.failure(decoded.failure))

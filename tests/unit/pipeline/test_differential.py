@@ -199,6 +199,17 @@ class TestDifferential:
             expected, actual = same(engine, file_batches(EDGES, [len(EDGES)]), settings)
             assert (envelope, expected) == (envelope, actual)
 
+    @pytest.mark.parametrize("size", [1, 3, 100])
+    def test_tagged_traceback_open_across_other_lines(self, engine: Engine, size: int) -> None:
+        """A traceback of one process stays open while other processes' and untagged lines pass by."""
+        tag = "(VllmWorker rank=1 pid=7) "
+        lines = [f"{tag}ERROR 05-01 14:39:06 [core.py:1] Worker failed: Traceback (most recent call last):",
+                 "an untagged line", f"(APIServer pid=1) {OOM}", f"{tag}  File \"/app/x.py\", line 3, in run",
+                 OOM, "another untagged line", f"{tag}{OOM}", "after it", f"{tag}INFO 05-01 14:39:07 [x.py:2] ok"]
+        data = [line.encode() for line in lines * 3]
+        expected, actual = same(engine, file_batches(data, cut(len(data), size)))
+        assert expected == actual
+
     @pytest.mark.parametrize("seed", range(8))
     def test_random_mixes(self, engine: Engine, seed: int) -> None:
         """A seeded mix of every input above, tracebacks kept in order, in random batches over two keys."""

@@ -1,0 +1,409 @@
+"""The batch-first hot path against its baselines, paired in one run; prints every figure and ratio.
+
+1. ``scan``: lines per CPU second of the pipeline over the 200,000-line stream (``gen_stream.py``)
+   with the built-in catalog + 1,000 generated signatures (``gen_catalog.py``): the batch-first
+   pipeline (``line_batches`` -> ``Pipeline.process_batch``, as ``logsig scan`` runs it) against the
+   record-by-record pipeline it replaced (``line_chunks`` -> ``tests/unit/pipeline/reference.py``),
+   same engine, both after ``gc.freeze``, interleaved, best of ``--repeat``; checks both wrote the
+   same incidents.
+2. ``run``: ``logsig run`` end to end through a real local broker (``deploy/local/kafka.py``),
+   same catalog, steady state (records/s from its first to its last consumed record, read from
+   ``logsig_records_consumed_total``), against a bare aiokafka consumer reading the same topic
+   (from its first batch to its last), for plain lines and for the same lines in Fluent Bit JSON
+   envelopes with Kubernetes metadata; 3 partitions.
+3. ``latency``: lines produced at ``--rate`` lines/s (1% failure lines) while ``logsig run``
+   consumes: p50/p99 of record timestamp to incident, from the incidents' own timestamps (the
+   producer's send time) and from ``logsig_processing_latency_seconds`` (acknowledged), in ms.
+4. ``rss``: peak and sampled RSS of ``logsig scan`` (same catalog) over ``--soak-lines`` lines
+   (the stream repeated on stdin; ``--soak-lines 10000000`` for the long soak).
+
+Usage: ``python bench/bench_hot_path.py [--only scan,run,latency,rss] [--lines 200000]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import hashlib
+import json
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path[:0] = [str(HERE), str(ROOT)]
+from bench_pipeline import _kafka  # noqa: E402
+from gen_catalog import catalog  # noqa: E402
+from gen_stream import generate  # noqa: E402
+
+from logsig.matchers.catalog.loader import load_catalog  # noqa: E402
+
+PARTITIONS = 3
+EXTRA_SIGNATURES = 1000
+
+
+def write_catalog(folder: Path) -> Path:
+    """The built-in catalog plus 1,000 generated signatures, as one JSON file (loaded without the built-in)."""
+    size = len(load_catalog([], builtin=True).signatures) + EXTRA_SIGNATURES
+    path = folder / "catalog.json"
+    path.write_text(json.dumps([sig.to_record() for sig in catalog(size)]), encoding="utf-8")
+    return path
+
+
+# --- 1. scan ------------------------------------------------------------------------------------------
+
+def _scan_once(kind: str, engine: Any, path: Path) -> tuple[float, str, int]:
+    """CPU seconds, digest of the incidents and count, for one pass of ``kind`` over ``path``."""
+    from logsig.decode.settings import DecodeSettings
+    from logsig.pipeline import Pipeline
+    from logsig.sources.lines import line_batches, line_chunks
+    from tests.unit.pipeline.reference import ReferencePipeline
+
+    digest, count = hashlib.sha256(), 0
+    started = time.process_time()
+    with open(path, "rb") as stream:
+        if kind == "batch-first":
+            pipeline = Pipeline(engine, DecodeSettings())
+            steps: Iterator[Any] = (pipeline.process_batch(b, 0.0) for b in line_batches(stream, "stream.log"))
+        else:
+            pipeline = ReferencePipeline(engine, DecodeSettings())
+            steps = (pipeline.process(c, 0.0) for c in line_chunks(stream, "stream.log", 4096))
+        for step in [*steps, pipeline.flush_all()]:
+            for d in step.detections:
+                digest.update(d.incident.signature.id.encode() + repr(d.event.origin).encode())
+                count += 1
+    return time.process_time() - started, digest.hexdigest(), count
+
+
+def bench_scan(stream: Path, catalog_path: Path, repeat: int) -> None:
+    """Lines per CPU second, batch-first against record by record, interleaved, best of ``repeat``."""
+    from logsig.daemon.reload import settle_heap
+    from logsig.matchers.engine.engine import Engine
+
+    engine = Engine(load_catalog([catalog_path], builtin=False).signatures)
+    settle_heap()
+    lines = stream.read_bytes().count(b"\n")
+    best: dict[str, float] = {}
+    outputs: dict[str, tuple[str, int]] = {}
+    for _ in range(repeat):
+        for kind in ("record-by-record", "batch-first"):
+            seconds, digest, count = _scan_once(kind, engine, stream)
+            best[kind] = min(best.get(kind, seconds), seconds)
+            outputs[kind] = (digest, count)
+            gc.collect()
+    old, new = lines / best["record-by-record"], lines / best["batch-first"]
+    print(f"scan: {lines:,} lines, {len(engine.signatures):,} signatures, best of {repeat}")
+    print(f"  record-by-record pipeline  {old:12,.0f} lines/CPU-s")
+    print(f"  batch-first pipeline       {new:12,.0f} lines/CPU-s")
+    print(f"  ratio                      {new / old:12.2f}x   (goal >= 8)")
+    same = outputs["record-by-record"] == outputs["batch-first"]
+    print(f"  same incidents             {'yes' if same else 'NO'} ({outputs['batch-first'][1]} incidents)")
+
+
+# --- 2. run -----------------------------------------------------------------------------------------
+
+def fluent_bit(line: str, n: int) -> bytes:
+    """``line`` as Fluent Bit's ``out_kafka`` ``format json`` writes a CRI container line."""
+    pod = f"vllm-{n % 16}"
+    return json.dumps({"@timestamp": 1746361380.123 + n / 1000, "time": "2025-05-04T12:23:00.123456789Z",
+                       "stream": "stdout", "_p": "F", "log": line,
+                       "kubernetes": {"pod_name": pod, "namespace_name": "inference", "container_name": "vllm",
+                                      "host": "gpu-node-1", "labels": {"app": "vllm"},
+                                      "container_image": "vllm/vllm-openai:v0.8.5"}}).encode()
+
+
+async def _create(bootstrap: str, topic: str) -> None:
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
+    await admin.start()
+    try:
+        await admin.create_topics([NewTopic(topic, PARTITIONS, 1, topic_configs={"max.message.bytes": "2097152"}),
+                                   NewTopic(f"{topic}-incidents", 1, 1), NewTopic(f"{topic}-dlq", 1, 1)])
+    finally:
+        await admin.close()
+
+
+async def _produce(bootstrap: str, topic: str, values: list[bytes]) -> None:
+    await _create(bootstrap, topic)
+    producer = AIOKafkaProducer(bootstrap_servers=bootstrap, linger_ms=20, max_batch_size=262144,
+                                max_request_size=2097152)
+    await producer.start()
+    try:
+        for n, value in enumerate(values):
+            await producer.send(topic, value, key=f"pod-{n % 16}".encode())
+        await producer.flush()
+    finally:
+        await producer.stop()
+
+
+async def _bare(bootstrap: str, topic: str, total: int) -> float:
+    """Records/s of a bare consumer, from its first non-empty batch to its last record."""
+    consumer = AIOKafkaConsumer(topic, bootstrap_servers=bootstrap, auto_offset_reset="earliest",
+                                group_id=f"bare-{topic}", enable_auto_commit=False, max_poll_records=1000)
+    await consumer.start()
+    try:
+        seen, first, started = 0, 0, 0.0
+        while seen < total:
+            batches = await consumer.getmany(timeout_ms=500, max_records=1000)
+            got = sum(len(b) for b in batches.values())
+            if got and not seen:
+                first, started = got, time.perf_counter()
+            seen += got
+        return (total - first) / (time.perf_counter() - started)
+    finally:
+        await consumer.stop()
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _metric(port: int, name: str, **labels: str) -> float:
+    """Sum of the samples of ``name`` (with ``labels``) scraped from the daemon's /metrics."""
+    text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5).read().decode()
+    total = 0.0
+    for line in text.splitlines():
+        if line.startswith(name) and all(f'{k}="{v}"' in line for k, v in labels.items()):
+            head, _, value = line.rpartition(" ")
+            if head.split("{")[0] == name:
+                total += float(value)
+    return total
+
+
+def _start_daemon(bootstrap: str, topic: str, folder: Path, catalog_path: Path) -> tuple[subprocess.Popen[bytes], int]:
+    port = _free_port()
+    config = folder / f"{topic}.yaml"
+    config.write_text(f"kafka:\n  bootstrap_servers: '{bootstrap}'\n  topics: [{topic}]\n  group_id: logsig-{topic}\n"
+                      f"  output_topic: {topic}-incidents\n  dead_letter_topic: {topic}-dlq\n"
+                      f"http:\n  host: 127.0.0.1\n  port: {port}\nlogging:\n  level: warning\n"
+                      f"catalog:\n  builtin: false\n  paths: ['{catalog_path}']\n")
+    process = subprocess.Popen([sys.executable, "-m", "logsig", "run", "--config", str(config)])
+    return process, port
+
+
+def _wait(check: Callable[[], bool], process: subprocess.Popen[bytes], interval: float = 0.25) -> float:
+    while True:
+        if process.poll() is not None:
+            raise SystemExit("logsig run exited early")
+        try:
+            if check():
+                return time.perf_counter()
+        except OSError:
+            pass
+        time.sleep(interval)
+
+
+def _daemon_rate(bootstrap: str, topic: str, total: int, folder: Path, catalog_path: Path) -> float:
+    """Records/s of ``logsig run``, from the first scrape showing records consumed to the one showing all."""
+    process, port = _start_daemon(bootstrap, topic, folder, catalog_path)
+    try:
+        first: list[float] = []
+
+        def started() -> bool:
+            first.append(_metric(port, "logsig_records_consumed_total"))
+            return first[-1] > 0
+
+        began = _wait(started, process, 0.05)
+        ended = _wait(lambda: _metric(port, "logsig_records_consumed_total") >= total, process, 0.05)
+        return (total - first[-1]) / (ended - began)
+    finally:
+        process.terminate()
+        process.wait(timeout=60)
+
+
+def bench_run(stream: list[str], folder: Path, catalog_path: Path) -> None:
+    """logsig run against a bare consumer, plain lines and Fluent Bit JSON, on one broker."""
+    kafka = _kafka()
+    state = folder / "kafka"
+    broker = kafka.start(state)
+    try:
+        bootstrap = str(broker.bootstrap)
+        print(f"run: {len(stream):,} records, {PARTITIONS} partitions, steady state")
+        for name, values, goal in (("plain lines", [line.encode() for line in stream], 0.50),
+                                   ("Fluent Bit JSON", [fluent_bit(line, n) for n, line in enumerate(stream)], 0.35)):
+            topic = "bench-" + name.split()[0].lower()
+            asyncio.run(_produce(bootstrap, topic, values))
+            bare = asyncio.run(_bare(bootstrap, topic, len(values)))
+            daemon = _daemon_rate(bootstrap, topic, len(values), folder, catalog_path)
+            print(f"  {name:16s} bare aiokafka {bare:10,.0f} records/s   logsig run {daemon:10,.0f} records/s   "
+                  f"ratio {daemon / bare:5.2f}   (goal >= {goal:.2f})")
+    finally:
+        kafka.stop(state)
+
+
+# --- 3. latency ---------------------------------------------------------------------------------------
+
+async def _paced(bootstrap: str, topic: str, values: list[bytes], rate: float) -> None:
+    producer = AIOKafkaProducer(bootstrap_servers=bootstrap, linger_ms=1)
+    await producer.start()
+    try:
+        started = time.perf_counter()
+        for n, value in enumerate(values):
+            delay = started + n / rate - time.perf_counter()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            await producer.send(topic, value, key=f"pod-{n % 16}".encode())
+        await producer.flush()
+    finally:
+        await producer.stop()
+
+
+async def _incident_latencies(bootstrap: str, topic: str, count: int) -> list[float]:
+    """Milliseconds from each source record's timestamp to its incident's (the daemon's send time)."""
+    consumer = AIOKafkaConsumer(f"{topic}-incidents", bootstrap_servers=bootstrap, auto_offset_reset="earliest",
+                                enable_auto_commit=False)
+    await consumer.start()
+    out: list[float] = []
+    try:
+        deadline = time.monotonic() + 60
+        while len(out) < count and time.monotonic() < deadline:
+            for messages in (await consumer.getmany(timeout_ms=500)).values():
+                for m in messages:
+                    source = json.loads(m.value)["source"]
+                    logged = source.get("timestamp")
+                    if logged:
+                        from datetime import datetime
+                        out.append(m.timestamp - datetime.fromisoformat(logged).timestamp() * 1000)
+        return out
+    finally:
+        await consumer.stop()
+
+
+def _quantile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def _histogram_quantile(port: int, q: float) -> float:
+    """``histogram_quantile`` of logsig_processing_latency_seconds, in ms (linear within a bucket)."""
+    text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5).read().decode()
+    buckets = []
+    for line in text.splitlines():
+        if line.startswith("logsig_processing_latency_seconds_bucket"):
+            le = line.split('le="')[1].split('"')[0]
+            buckets.append((float("inf") if le == "+Inf" else float(le), float(line.rsplit(" ", 1)[1])))
+    total = buckets[-1][1]
+    rank, lower, below = q * total, 0.0, 0.0
+    for upper, count in buckets:
+        if count >= rank:
+            return 1000 * (lower + (upper - lower) * (rank - below) / max(count - below, 1e-9))
+        lower, below = upper, count
+    return float("inf")
+
+
+def bench_latency(stream: list[str], folder: Path, catalog_path: Path, rate: float, seconds: float) -> None:
+    """p50/p99 record-to-incident latency at ``rate`` lines/s through the broker."""
+    failures = [line for line in stream if "Error" in line or "error" in line][:50] or stream[:50]
+    count = int(rate * seconds)
+    values = [(failures[n % len(failures)] if n % 100 == 0 else stream[n % len(stream)]).encode()
+              for n in range(count)]
+    kafka = _kafka()
+    state = folder / "kafka-latency"
+    broker = kafka.start(state)
+    try:
+        bootstrap, topic = str(broker.bootstrap), "bench-latency"
+        asyncio.run(_create(bootstrap, topic))
+        process, port = _start_daemon(bootstrap, topic, folder, catalog_path)
+        try:
+            _wait(lambda: urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=5).status == 200,
+                  process)
+            asyncio.run(_paced(bootstrap, topic, values, rate))
+            expected = _wait(lambda: _metric(port, "logsig_records_consumed_total") >= count, process)
+            del expected
+            incidents = int(_metric(port, "logsig_incidents_emitted_total", sink="kafka"))
+            sent = asyncio.run(_incident_latencies(bootstrap, topic, incidents))
+            p50_ack, p99_ack = _histogram_quantile(port, 0.5), _histogram_quantile(port, 0.99)
+        finally:
+            process.terminate()
+            process.wait(timeout=60)
+    finally:
+        kafka.stop(state)
+    print(f"latency: {count:,} lines at {rate:,.0f} lines/s, {len(sent):,} incidents")
+    print(f"  record timestamp -> incident sent          p50 {_quantile(sent, 0.5):7.1f} ms   "
+          f"p99 {_quantile(sent, 0.99):7.1f} ms")
+    print(f"  record timestamp -> incident acknowledged  p50 {p50_ack:7.1f} ms   p99 {p99_ack:7.1f} ms   "
+          "(histogram, goal p99 < 200 ms)")
+
+
+# --- 4. rss -------------------------------------------------------------------------------------------
+
+def bench_rss(stream: Path, catalog_path: Path, lines: int) -> None:
+    """Peak RSS of ``logsig scan`` over ``lines`` lines (the stream repeated on stdin), sampled as it goes."""
+    per = stream.read_bytes().count(b"\n")
+    repeats = max(1, lines // per)
+    process = subprocess.Popen([sys.executable, "-m", "logsig", "scan", "--no-builtin", "--catalog",
+                                str(catalog_path), "-"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+    samples: list[tuple[int, int]] = []
+    fed = [0]
+
+    def feed() -> None:
+        assert process.stdin is not None
+        data = stream.read_bytes()
+        for _ in range(repeats):
+            process.stdin.write(data)
+            fed[0] += per
+        process.stdin.close()
+
+    writer = threading.Thread(target=feed, daemon=True)
+    writer.start()
+    peak = 0
+    while process.poll() is None:
+        status = Path(f"/proc/{process.pid}/status")
+        try:
+            fields = dict(line.split(":", 1) for line in status.read_text().splitlines() if ":" in line)
+        except OSError:
+            break
+        rss = int(fields.get("VmRSS", "0 kB").split()[0]) // 1024
+        peak = max(peak, int(fields.get("VmHWM", "0 kB").split()[0]) // 1024)
+        samples.append((fed[0], rss))
+        time.sleep(0.5)
+    writer.join()
+    marks = [samples[int(f * (len(samples) - 1))] for f in (0.1, 0.25, 0.5, 0.75, 1.0)] if samples else []
+    print(f"rss: logsig scan, {repeats * per:,} lines, {EXTRA_SIGNATURES:,} extra signatures")
+    print("  RSS while running (lines fed, MiB): " + ", ".join(f"{n:,}: {m}" for n, m in marks))
+    print(f"  peak RSS (VmHWM)                   {peak} MiB   (goal < 250 MiB, flat)")
+
+
+def main() -> None:
+    """Run the chosen benchmarks and print their figures."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", default="scan,run,latency,rss")
+    parser.add_argument("--lines", type=int, default=200_000)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--rate", type=float, default=10_000)
+    parser.add_argument("--seconds", type=float, default=20)
+    parser.add_argument("--soak-lines", type=int, default=2_000_000)
+    args = parser.parse_args()
+    only = set(args.only.split(","))
+    lines = generate(args.lines)
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        stream = folder / "stream.log"
+        stream.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        catalog_path = write_catalog(folder)
+        if "scan" in only:
+            bench_scan(stream, catalog_path, args.repeat)
+        if "run" in only:
+            bench_run(lines, folder, catalog_path)
+        if "latency" in only:
+            bench_latency(lines, folder, catalog_path, args.rate, args.seconds)
+        if "rss" in only:
+            bench_rss(stream, catalog_path, args.soak_lines)
+
+
+if __name__ == "__main__":
+    main()
