@@ -22,7 +22,7 @@ from logsig import __version__
 from logsig.batch import RecordBatch
 from logsig.matchers.signature import Signature
 from logsig.pipeline import Detection, StepResult
-from logsig.records import FAILURE_REASONS, DecodeFailure, RawRecord, Source
+from logsig.records import FAILURE_REASONS, DecodeFailure, Source
 from logsig.redact import KINDS
 from logsig.sinks import Outcome
 

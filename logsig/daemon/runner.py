@@ -59,12 +59,11 @@ from logsig.log import configure_logging
 from logsig.pipeline import Pipeline, StepResult
 from logsig.records import TP
 from logsig.redact import Redactor
-from logsig.sinks import Sink, delivered_step
+from logsig.sinks import Outcome, Sink, delivered_step
 from logsig.sinks.kafka.sink import KafkaSink
 from logsig.sinks.kafka.transactional import TransactionalKafkaSink
 from logsig.sources import Source
 from logsig.sources.kafka import KafkaSource
-from logsig.sinks import Outcome, delivered_step
 from logsig.telemetry import Metrics, outcomes_accounted, records_consumed, step_processed, unclassified_seen
 
 log = structlog.get_logger("logsig.daemon")
