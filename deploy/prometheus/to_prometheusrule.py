@@ -1,4 +1,6 @@
-"""Write deploy/kubernetes/base/prometheusrule.yaml from deploy/prometheus/rules.yml.
+"""Write deploy/kubernetes/base/prometheusrule.yaml from deploy/prometheus/rules.yml, and copy
+rules.yml and deploy/grafana/logsig-dashboard.json into the Helm chart (deploy/helm/logsig/files/:
+Helm reads only files inside the chart).
 
 The PrometheusRule (prometheus-operator, ``monitoring.coreos.com/v1``) carries the rule file's
 ``groups`` unchanged in ``spec.groups``; tests/deploy/test_prometheus.py fails when the two differ.
@@ -18,6 +20,9 @@ import yaml
 DEPLOY = Path(__file__).resolve().parent.parent
 RULES = DEPLOY / "prometheus" / "rules.yml"
 TARGET = DEPLOY / "kubernetes" / "base" / "prometheusrule.yaml"
+CHART_FILES = DEPLOY / "helm" / "logsig" / "files"
+CHART_COPIES = {RULES: CHART_FILES / "rules.yml",
+                DEPLOY / "grafana" / "logsig-dashboard.json": CHART_FILES / "logsig-dashboard.json"}
 HEADER = (
     "# Generated from deploy/prometheus/rules.yml by deploy/prometheus/to_prometheusrule.py;\n"
     "# edit rules.yml and rerun the script. Prometheus selects PrometheusRules by label\n"
@@ -54,15 +59,20 @@ def render(rules_path: Path = RULES) -> str:
     return HEADER + body
 
 
+def outputs() -> dict[Path, bytes]:
+    """Every file this script writes, with the content it writes."""
+    return {TARGET: render().encode("utf-8"), **{copy: source.read_bytes() for source, copy in CHART_COPIES.items()}}
+
+
 def main(argv: list[str]) -> int:
-    """Write the target (exit 0), or with ``--check`` compare it (exit 1 when stale)."""
-    text = render()
+    """Write the targets (exit 0), or with ``--check`` compare them (exit 1 naming each stale one)."""
     if "--check" in argv:
-        if TARGET.read_text(encoding="utf-8") != text:
-            print(f"{TARGET} is stale: run python {Path(__file__).name}", file=sys.stderr)
-            return 1
-        return 0
-    TARGET.write_text(text, encoding="utf-8")
+        stale = [path for path, data in outputs().items() if not path.is_file() or path.read_bytes() != data]
+        for path in stale:
+            print(f"{path} is stale: run python {Path(__file__).name}", file=sys.stderr)
+        return 1 if stale else 0
+    for path, data in outputs().items():
+        path.write_bytes(data)
     return 0
 
 

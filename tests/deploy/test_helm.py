@@ -18,6 +18,17 @@ from logsig.config import KafkaSettings, Settings, load_settings
 from logsig.matchers.catalog.loader import load_catalog
 from tests.deploy.support import DEPLOY, RULES, configmap_volume, rule_groups, run_tool
 
+
+def _generator() -> ModuleType:
+    """deploy/prometheus/to_prometheusrule.py as a module."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("to_prometheusrule", DEPLOY / "prometheus" / "to_prometheusrule.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
 CHART = DEPLOY / "helm" / "logsig"
 FULL_VALUES = CHART / "ci" / "full-values.yaml"
 DASHBOARD = DEPLOY / "grafana" / "logsig-dashboard.json"
@@ -289,8 +300,23 @@ class TestRollAndReload:
 
 
 class TestMonitoring:
+    def test_the_generator_writes_the_chart_copies(self, tmp_path: Path) -> None:
+        """to_prometheusrule.py --check fails on a missing or stale chart copy; without it, it writes the copy."""
+        module = _generator()
+        module.TARGET, module.CHART_COPIES = tmp_path / "prometheusrule.yaml", {RULES: tmp_path / "rules.yml"}
+        (tmp_path / "rules.yml").write_bytes(b"# stale\n")
+        before = module.main(["--check"])
+        module.main([])
+        assert (1, 0, RULES.read_bytes()) == (before, module.main(["--check"]), (tmp_path / "rules.yml").read_bytes())
+
+    def test_the_generator_copies_into_the_chart(self) -> None:
+        """The script's chart copies are the chart's files/ (rules and dashboard)."""
+        assert {CHART / "files" / "rules.yml", CHART / "files" / "logsig-dashboard.json"} == set(
+            _generator().CHART_COPIES.values())
+
     def test_rule_file_copy_is_identical(self) -> None:
-        """files/rules.yml is byte for byte deploy/prometheus/rules.yml (copy it after editing rules.yml)."""
+        """files/rules.yml is byte for byte deploy/prometheus/rules.yml (deploy/prometheus/to_prometheusrule.py
+        copies it)."""
         assert RULES.read_bytes() == (CHART / "files" / "rules.yml").read_bytes()
 
     def test_prometheusrule_holds_the_rule_groups(self, full: dict[tuple[str, str], dict[str, Any]]) -> None:
@@ -299,7 +325,7 @@ class TestMonitoring:
         assert (rule_groups(), "kube-prometheus-stack") == (rule["spec"]["groups"], rule["metadata"]["labels"]["release"])
 
     def test_dashboard_copy_is_identical(self) -> None:
-        """files/logsig-dashboard.json is byte for byte deploy/grafana/logsig-dashboard.json."""
+        """files/logsig-dashboard.json is byte for byte deploy/grafana/logsig-dashboard.json (the same script copies it)."""
         assert DASHBOARD.read_bytes() == (CHART / "files" / "logsig-dashboard.json").read_bytes()
 
     def test_dashboard_configmap_is_labelled_for_the_grafana_sidecar(
