@@ -156,6 +156,16 @@ class TestReadiness:
         assert ("no partitions assigned to this member of consumer group 'g1' (a rebalance in progress, or more "
                 "replicas than partitions)") == daemon.not_ready_reason()
 
+    async def test_sink_trouble_makes_a_consuming_replica_unready(self) -> None:
+        """With partitions assigned, a sink that cannot deliver (broker away) gives /readyz its reason."""
+        source = FakeSource([[make_record("ok", 0)]], {("logs", 0)})
+        sink = RecordingSink()
+        sink.trouble = lambda: "Kafka sink retrying 3 records against the broker"  # type: ignore[attr-defined]
+        daemon = _daemon(source, sink)
+        source.when_done = daemon.stop_event.set
+        await asyncio.wait_for(daemon.run(), timeout=10)
+        assert "Kafka sink retrying 3 records against the broker" == daemon.not_ready_reason()
+
     async def test_status_counts_what_was_delivered(self) -> None:
         """/status holds readiness, partitions, totals and the incident groups."""
         source = FakeSource([[make_record("CUDA out of memory", 0), make_record(b"", 1), make_record("ok", 2)]],

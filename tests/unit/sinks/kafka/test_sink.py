@@ -75,6 +75,18 @@ class TestDeliver:
         assert [] == await sink.produce([OutRecord("t", b"a")], lambda: False, _no_sleep)
         assert ([b"a"], [b"a"]) == (first.sent, second.sent)
 
+    async def test_failing_delivery_is_trouble_until_acknowledged(self) -> None:
+        """While a failed record waits for its retry the sink reports trouble; once acknowledged, none."""
+        sink = KafkaSink(KafkaSettings())
+        sink._producer = FakeProducer({b"a": [KafkaConnectionError(), None]})  # type: ignore[assignment]
+        seen: list[str | None] = []
+
+        async def sleep(_: float) -> None:
+            seen.append(sink.trouble())
+
+        await sink.produce([OutRecord("t", b"a")], lambda: False, sleep)
+        assert (["Kafka sink retrying 1 records against the broker"], None) == (seen, sink.trouble())
+
     async def test_give_up_returns_none(self) -> None:
         """While stopping, a failing batch is abandoned (nothing may be committed)."""
         sink = KafkaSink(KafkaSettings())
