@@ -20,7 +20,8 @@ Between the pipeline and the sinks, the grouping stage (:mod:`logsig.group.stage
 the same ``event_id`` (docs/incident.md, "Delivery across a crash"), so consumers can deduplicate.
 With ``kafka.delivery: exactly_once`` steps 2 and 3 are one Kafka transaction (the producer sends the
 offsets, :mod:`logsig.sinks.kafka.transactional`), committed right after each delivery:
-read_committed readers see each incident once.
+read_committed readers see each incident once; outputs of records behind an open multi-line group
+wait for it (:mod:`logsig.daemon.defer`).
 SIGTERM/SIGINT stop fetching, finish and commit the batch in hand, flush open multi-line groups,
 commit, close and exit 0. On partition revocation the revoked partitions' open groups are flushed,
 delivered and committed (those partitions only) before the partitions move. SIGHUP reloads the
@@ -46,6 +47,7 @@ from logsig import __version__
 from logsig.backoff import retry_forever
 from logsig.config import Settings
 from logsig.config_security import kafka_file_problems
+from logsig.daemon.defer import Deferral
 from logsig.daemon.delivery import Deliveries
 from logsig.daemon.http import HttpServer
 from logsig.daemon.offsets import OffsetTracker
@@ -113,6 +115,7 @@ class Daemon:
         self.deliveries = Deliveries(self.sinks, self._account, self.offsets, self.stop_event.is_set, self._sleep,
                                      shutdown_timeout_seconds, after=after)
         self._batched_commits = not commit_each_delivery
+        self.deferral: Deferral | None = None
         self._last_lag = float("-inf")
         self._lag: dict[TP, int] = {}
         self._waiting: str | None = None
@@ -194,7 +197,8 @@ class Daemon:
                     step = self.pipeline.process_batch(batch, now)
                 else:
                     step = self.pipeline.flush_idle(now)
-                await self.deliveries.send(self.grouping.step(step, now), batch.next_offsets(), self._held())
+                await self.deliveries.send(self._outgoing(self.grouping.step(step, now)), batch.next_offsets(),
+                                           self._held())
             if self._batched_commits and time.monotonic() - self._last_commit >= self.commit_interval_seconds:
                 await self._commit(self.source.assignment())
             await self._housekeeping()
@@ -209,7 +213,7 @@ class Daemon:
     async def _settle(self, step: StepResult) -> None:
         """Deliver what is in flight, then ``step`` (a flush), and wait for every acknowledgement."""
         await self.deliveries.settled()
-        await self.deliveries.send(step, {}, self._held(), draining=True)
+        await self.deliveries.send(self._outgoing(step), {}, self._held(), draining=True)
         await self.deliveries.settled()
 
     async def _close(self) -> None:
@@ -252,6 +256,10 @@ class Daemon:
 
     def _held(self) -> dict[TP, int]:
         return self.grouping.held_offsets(self.pipeline.held_offsets())
+
+    def _outgoing(self, step: StepResult) -> StepResult:
+        """``step`` less the outputs behind an open multi-line group, plus those it released (exactly once)."""
+        return step if self.deferral is None else self.deferral.take(step, self.pipeline.held_offsets())
 
     async def _on_assigned(self, assigned: set[TP]) -> None:
         self.metrics.partitions.set(len(self.source.assignment()))
@@ -333,6 +341,7 @@ def build_daemon(settings: Settings, registry: CollectorRegistry | None = None,
                              status=daemon.status, unclassified=unclassified)
     if transactional is not None:
         transactional.stopping = daemon.stop_event.is_set
+        daemon.deferral = Deferral()
     log.info("configured", topics=settings.kafka.topics, group_id=settings.kafka.group_id)
     return daemon
 

@@ -10,6 +10,7 @@ import asyncio
 import re
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -28,6 +29,21 @@ Isolation = Literal["read_committed", "read_uncommitted"]
 def line(index: int) -> bytes:
     """Input line ``index``: a real vLLM OOM line tagged with its number."""
     return f"{SEED_LINE} req-{index}".encode()
+
+
+def pod_key(index: int) -> bytes:
+    """Line ``index`` comes from pod ``index % 4``: with two partitions, pods 0 and 2 share partition 0."""
+    return f"pod-{index % 4}".encode()
+
+
+def traceback_records(index: int) -> list[bytes]:
+    """Line ``index`` as the last of a 4-record Python traceback (assembled into one event), every
+    fourth index (pod 0's lines, see :func:`pod_key`); else the single line. Pod 0's traceback stays
+    open until pod 0's next line, while pod 2's lines on the same partition go on behind it."""
+    if index % 4:
+        return [line(index)]
+    return [b"Traceback (most recent call last):", b'  File "/app/vllm/worker.py", line 12, in execute_model',
+            b"    output = self.model(input_ids)", line(index)]
 
 
 @dataclass
@@ -109,11 +125,16 @@ async def leaders(bootstrap: str, topic: str, timeout_s: float = 30.0) -> dict[i
 
 
 class Producer:
-    """The log shipper: sends ``line(i)`` in order, one acknowledged send at a time, and remembers
-    when each was acknowledged (monotonic seconds) and the longest wait for one acknowledgement."""
+    """The log shipper: sends ``make(i)`` (default ``[line(i)]``: the records of line ``i``) in order, with
+    key ``key(i)`` (default none), to partition ``i % partitions``, one acknowledged send at a time, and remembers when each line was
+    acknowledged (monotonic seconds) and the longest wait for one acknowledgement."""
 
-    def __init__(self, bootstrap: str, topic: str, partitions: int = 1) -> None:
+    def __init__(self, bootstrap: str, topic: str, partitions: int = 1,
+                 make: Callable[[int], list[bytes]] | None = None,
+                 key: Callable[[int], bytes | None] | None = None) -> None:
         self.bootstrap, self.topic, self.partitions = bootstrap, topic, partitions
+        self.make = make or (lambda index: [line(index)])
+        self.key = key or (lambda index: None)
         self.sent = 0
         self.longest_ack_s = 0.0
         self.acked_at: list[float] = []
@@ -125,7 +146,9 @@ class Producer:
         try:
             while self.sent < count:
                 started = time.monotonic()
-                await producer.send_and_wait(self.topic, line(self.sent), partition=self.sent % self.partitions)
+                for value in self.make(self.sent):
+                    await producer.send_and_wait(self.topic, value, key=self.key(self.sent),
+                                                 partition=self.sent % self.partitions)
                 self.acked_at.append(time.monotonic())
                 self.longest_ack_s = max(self.longest_ack_s, self.acked_at[-1] - started)
                 self.sent += 1
