@@ -229,6 +229,10 @@ class Settings(BaseSettings):
     grouping: GroupSettings = Field(default_factory=GroupSettings)
     discovery: DiscoverySettings = Field(default_factory=DiscoverySettings)
     redaction: RedactionSettings = Field(default_factory=RedactionSettings)
+    locale: str = Field(
+        "en", pattern=r"^[a-z]{2}$",
+        description="Language of the events' texts (title, example, root cause, workarounds) where the catalog "
+                    "has translations (signature_zh, root_cause_zh, workarounds_zh: zh), else English.")
     metrics: MetricsSettings = Field(default_factory=MetricsSettings)
     alertmanager: AlertmanagerSettings = Field(default_factory=AlertmanagerSettings)
     logging: LoggingSettings = Field(default_factory=LoggingSettings)

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from functools import lru_cache
 
+from logsig import localize
 from logsig.group.template import fingerprint_of_template, template
 from logsig.incident import (
     DeadEndOut,
@@ -81,18 +82,20 @@ def event_id(origin: Origin, message: str, signature_id: str, position: int = 0)
     return digest.hexdigest()[:32]
 
 
-def _signature_ref(sig: Signature) -> SignatureRef:
+def _signature_ref(sig: Signature, locale: str) -> SignatureRef:
     return SignatureRef(
-        id=sig.id, title=sig.signature, category=sig.category, subcategory=sig.subcategory,
+        id=sig.id, title=localize.title(sig, locale), example=localize.example(sig, locale),
+        category=sig.category, subcategory=sig.subcategory,
         domain=sig.domain_name, error_code=sig.error_code, confidence=sig.confidence,
         fix_success_rate=sig.fix_success_rate, resolvable=sig.resolvable,
         official_doc_url=sig.official_doc_url,
     )
 
 
-def _workarounds(sig: Signature) -> list[WorkaroundOut]:
+def _workarounds(sig: Signature, locale: str) -> list[WorkaroundOut]:
     ranked = sorted(sig.workarounds, key=lambda w: -w.success_rate)
-    return [WorkaroundOut(action=w.action, how=w.how, success_rate=w.success_rate,
+    actions = localize.workaround_actions(sig, locale)
+    return [WorkaroundOut(action=localize.action_of(w, actions), how=w.how, success_rate=w.success_rate,
                           condition=w.condition, sources=list(w.sources)) for w in ranked]
 
 
@@ -153,9 +156,10 @@ def _match_out(event: LogEvent, ranked: Sequence[Match]) -> MatchOut:
 
 
 def build_incident(event: LogEvent, matches: Sequence[Match], detected_at: datetime,
-                   server: ServerInfo | None = None) -> Incident:
+                   server: ServerInfo | None = None, locale: str = "en") -> Incident:
     """The incident for ``event`` given its (non-empty) ``matches``; ``detected_at`` is injected;
-    ``server``: the stream's inference server, when known (ranks the matches, fills ``server``).
+    ``server``: the stream's inference server, when known (ranks the matches, fills ``server``);
+    ``locale``: the language of the human texts, English where the record has no translation.
 
     Raises:
         ValueError: if ``matches`` is empty.
@@ -174,9 +178,9 @@ def build_incident(event: LogEvent, matches: Sequence[Match], detected_at: datet
         log_timestamp=event.timestamp,
         level=event.level,
         severity=signature_severity(sig),
-        signature=_signature_ref(sig),
-        root_cause=sig.root_cause,
-        workarounds=_workarounds(sig),
+        signature=_signature_ref(sig, locale),
+        root_cause=localize.root_cause(sig, locale),
+        workarounds=_workarounds(sig, locale),
         dead_ends=_dead_ends(sig),
         transitions=TransitionsOut(leads_to=list(graph.leads_to), preceded_by=list(graph.preceded_by),
                                    frequently_confused_with=list(graph.frequently_confused_with)),

@@ -28,10 +28,13 @@ class _Frozen(BaseModel):
 
 
 class SignatureRef(_Frozen):
-    """The primary signature: ``title`` is the record's ``signature`` text."""
+    """The primary signature: ``title`` a short human title (the record's ``title``, else derived from
+    the id), ``example`` the record's example line (its ``signature`` text), both in the chosen locale
+    where the record has a translation (:mod:`logsig.localize`)."""
 
     id: str
     title: str
+    example: str | None = None
     category: str
     subcategory: str | None = None
     domain: str

@@ -69,13 +69,15 @@ class Pipeline:
     engine: the compiled catalog (swap it with :meth:`replace_engine` on reload);
     settings: the decode settings; clock: wall clock for ``detected_at`` (injected in tests);
     redactor: masks secrets in every incident and dead letter (:mod:`logsig.redact`; default: the
-    default kinds).
+    default kinds); locale: the language of the incidents' texts (:mod:`logsig.localize`).
     """
 
     def __init__(self, engine: Engine, settings: DecodeSettings,
-                 clock: Callable[[], datetime] = _utcnow, redactor: Redactor | None = None) -> None:
+                 clock: Callable[[], datetime] = _utcnow, redactor: Redactor | None = None,
+                 locale: str = "en") -> None:
         self.engine = engine
         self.redactor = redactor or Redactor()
+        self.locale = locale
         self.settings = settings
         self.assembler = Assembler(settings)
         self.servers = StreamServers()
@@ -159,5 +161,5 @@ class Pipeline:
                 failures.append(match)
         if failures:
             server = self.servers.server(stream, event.source)
-            incident = self.redactor.incident(build_incident(event, failures, detected_at, server))
+            incident = self.redactor.incident(build_incident(event, failures, detected_at, server, self.locale))
             result.detections.append(Detection(incident, event, tuple(failures)))

@@ -65,7 +65,7 @@ def cmd_scan(args: argparse.Namespace) -> int:
     engine = Engine(catalog.signatures, max_message_bytes=settings.matching.max_message_bytes,
                     cache=settings.catalog.compile_cache())
     settle_heap()
-    pipeline = Pipeline(engine, settings.decode, redactor=Redactor(settings.redaction))
+    pipeline = Pipeline(engine, settings.decode, redactor=Redactor(settings.redaction), locale=settings.locale)
     report = ReportCollector(inputs=list(args.files)) if args.report else None
     try:
         summary = scan(pipeline, args.files, sys.stdout.buffer, sys.stderr, options,

@@ -320,7 +320,7 @@ def build_daemon(settings: Settings, registry: CollectorRegistry | None = None,
                       settings.metrics.max_label_sets_per_signature)
     watcher = CatalogWatcher(settings.catalog, settings.matching.max_message_bytes)
     pipeline = Pipeline(watcher.load_initial(metrics), settings.decode,
-                        redactor=redactor or Redactor(settings.redaction))
+                        redactor=redactor or Redactor(settings.redaction), locale=settings.locale)
     kafka_sink = _kafka_sink(settings, metrics)
     sinks: list[Sink] = [kafka_sink]
     if settings.alertmanager.enabled:

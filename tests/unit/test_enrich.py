@@ -38,7 +38,7 @@ class TestBuildIncident:
         assert len(seed.dead_ends) == len(incident.dead_ends)
         assert all("" == d.action and d.why_fails for d in incident.dead_ends)
         assert SEED_ID == incident.signature.id
-        assert seed.signature == incident.signature.title
+        assert ("vLLM CUDA OOM during prefill", seed.signature) == (incident.signature.title, incident.signature.example)
         assert ("logs", 2, 7, "vllm-0", "gpu-1") == (
             incident.source.topic, incident.source.partition, incident.source.offset,
             incident.source.pod, incident.source.node)
