@@ -15,7 +15,9 @@ The alert (Alertmanager API v2 ``postableAlert``, see alertmanager's ``api/v2/op
   (the ``how`` of the workaround with the highest success rate), ``doc_url``, ``event_id`` and
   ``matched_line`` (the line that matched, cut to :data:`MAX_LINE_CHARS`); empty ones are left out;
 - ``startsAt``: the incident's ``detected_at``; ``endsAt``: ``resolve_after_seconds`` after the
-  match was offered, so the alert resolves by itself once the failure stops being logged.
+  match was offered, so the alert resolves by itself once the failure stops being logged, or the
+  moment of the offer for a group's ``resolved`` event (the group went quiet: the alert ends now);
+  a group event also carries the ``occurrences`` annotation (the group's count so far).
 
 Delivery: :meth:`AlertmanagerSink.offer` never blocks. It puts the alert in a pending map keyed by
 labels; a repeat of a pending alert replaces it (newest annotations and ``endsAt``) instead of
@@ -95,7 +97,8 @@ def alert_annotations(incident: Incident) -> dict[str, str]:
     annotations = {"summary": summary, "description": incident.root_cause,
                    "workaround": (top.how or top.action) if top else None,
                    "doc_url": incident.signature.official_doc_url, "event_id": incident.event_id,
-                   "matched_line": incident.match.line[:MAX_LINE_CHARS]}
+                   "matched_line": incident.match.line[:MAX_LINE_CHARS],
+                   "occurrences": str(incident.group.occurrences) if incident.group else None}
     return {key: value for key, value in annotations.items() if value}
 
 
@@ -173,7 +176,8 @@ class AlertmanagerSink:
 
     def offer(self, incident: Incident) -> None:
         """Queue ``incident``'s alert, merged into a pending one with the same labels, or drop it if full."""
-        ends_at = datetime.fromtimestamp(self._clock() + self.settings.resolve_after_seconds, UTC)
+        after = 0.0 if incident.status == "resolved" else self.settings.resolve_after_seconds
+        ends_at = datetime.fromtimestamp(self._clock() + after, UTC)
         alert = to_alert(incident, ends_at)
         key: LabelKey = tuple(sorted(alert["labels"].items()))
         pending = self._pending.get(key)

@@ -163,6 +163,20 @@ class TestDelivery:
         await h.sink.stop()
         assert [["2026-03-01T12:05:00+00:00"]] == [[a["endsAt"] for a in post] for post in server.posts]
 
+    async def test_a_resolved_group_ends_its_alert_now(self, fake: tuple[FakeAlertmanager, str]) -> None:
+        """A group's resolved event is posted with endsAt at the offer time and the group's count."""
+        from logsig.incident import GroupOut
+
+        server, url = fake
+        h = Harness(url)
+        await h.sink.start()
+        group = GroupOut(key="k", occurrences=1000, first_seen=DETECTED, last_seen=DETECTED)
+        h.sink.offer(incident().model_copy(update={"status": "resolved", "group": group}))
+        await until(lambda: h.emitted() == 1)
+        await h.sink.stop()
+        assert [[("2026-03-01T12:00:00+00:00", "1000")]] == [
+            [(a["endsAt"], a["annotations"]["occurrences"]) for a in post] for post in server.posts]
+
     async def test_repeats_of_one_failure_become_one_alert(self, fake: tuple[FakeAlertmanager, str]) -> None:
         """Three matches of one signature in one pod are one posted alert, counted as three incidents."""
         server, url = fake
