@@ -12,8 +12,8 @@ A stream's server is learnt two ways:
 
 A signature is *for* the servers it names, when it names only inference servers: its ``servers``
 field, the ``<server>-`` prefix of its slug and the packages of its ``versions``, for ``llm/``
-records. Records of the platform layers (``cuda/``, ``nccl/``, ``gpu/``, ``host/``, ``k8s/``,
-``generic/``) and ``llm/`` records that also name a layer (``pytorch``, ``nccl``, ...) apply to
+records. Records of the platform layers (``cuda/``, ``nccl/``, ``gpu/``, ``host/``, ``k8s/``, ``ray/``,
+``kserve/``, ``generic/``) and ``llm/`` records that also name a layer (``pytorch``, ``nccl``, ...) apply to
 every server. :func:`coverage` says whether a signature's ``versions`` cover the stream's release.
 """
 
@@ -53,7 +53,7 @@ _NAMES: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(p), s) for p
 """Image, container and label value fragments -> server, most specific first."""
 _IMAGE_TAG = re.compile(r":v?(?P<version>\d+(?:\.\d+)+[\w.+-]*)(?:@|$)")
 _LABELS = ("app.kubernetes.io/name", "app_kubernetes_io/name", "app")
-_PLATFORM_DOMAINS = frozenset({"cuda", "nccl", "gpu", "host", "k8s", "generic", "banner"})
+_PLATFORM_DOMAINS = frozenset({"cuda", "nccl", "gpu", "host", "k8s", "generic", "banner", "ray", "kserve"})
 _SPEC = re.compile(r"^\s*(?P<package>[A-Za-z][\w.-]*?)\s*(?P<spec>(?:[<>=!~]=?|===).*)?$")
 MAX_STREAMS = 65_536
 """Streams whose server is remembered; the least recently seen is forgotten first."""
