@@ -93,6 +93,9 @@ EXPECTED: dict[str, Expect] = {
     "panel 'Truncated messages and label overflow' A": Expect(value=lambda v: v == 0),
     "panel 'Incident groups' A": Expect(value=lambda v: v >= 0),
     "panel 'Incident groups' B": Expect(value=lambda v: v == 0),
+    "panel 'Kafka sink delivery' A": Expect(value=lambda v: 0 <= v <= 10),
+    "panel 'Input topics missing' A": Expect(value=lambda v: v == 0),
+    "panel 'Unclassified failures' A": Expect(({"domain": "generic"},), value=lambda v: v >= 0),
     "variable cluster": Expect(({"value": CLUSTER},)),
     "variable namespace": Expect(({"value": "ml"}, {"value": "gpu-operator"})),
     "variable signature": Expect(({"value": SEED}, {"value": XID}, {"value": ENGINE_DEAD})),
@@ -104,6 +107,9 @@ EMPTY = {
     "panel 'Truncated messages and label overflow' B",  # no label set beyond the cap
     "panel 'Catalog reloads' A",  # the only load happened before the first scrape
     "panel 'Decode failures and dead letters' C",  # no dead letter dropped
+    "panel 'Kafka sink delivery' B",  # no output refused as too large
+    "panel 'Kafka sink delivery' C",  # delivery never blocked
+    "panel 'Redactions' A",  # the fed lines carry no secret to redact
 }
 """Queries that must parse and return nothing in this run."""
 
