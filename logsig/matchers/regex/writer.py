@@ -18,6 +18,7 @@ import functools
 import re
 from abc import ABC, abstractmethod
 from re import _constants as sre  # type: ignore[attr-defined]
+from re import _parser  # type: ignore[attr-defined]
 from typing import Any
 
 from logsig.matchers.regex import charsets
@@ -217,13 +218,30 @@ class Re2Writer(Writer):
     """Exact RE2 syntax; named groups become ``(?P<gN>...)`` in order (``captures``)."""
 
     def repeat(self, op: Any, av: Any, flags: int) -> str:
-        """Greedy and lazy repeats; possessive ones and counts above 1000 are unsupported."""
-        low, high, _ = av
+        """Greedy and lazy repeats; possessive ones and counts above 1000 are unsupported, and so
+        is a named capture inside a repeat whose body can match empty: RE2 and ``re`` then report
+        different iterations' captures (``(?:(?P<g>\\D*))*`` on ``':'``)."""
+        low, high, body = av
         if op is sre.POSSESSIVE_REPEAT:
             self.unsupported.append("possessive quantifier")
         if low > RE2_MAX_REPEAT or (high != sre.MAXREPEAT and high > RE2_MAX_REPEAT):
             self.unsupported.append(f"repeat count above {RE2_MAX_REPEAT}")
+        if high > 1 and body.getwidth()[0] == 0 and self._captures_in(body):
+            self.unsupported.append("capture in a repeat that can match empty")
         return super().repeat(op, av, flags)
+
+    def _captures_in(self, items: Any) -> bool:
+        """Whether ``items`` (a parsed sub-pattern) holds a named group at any depth."""
+        for code, av in items:
+            if code is sre.SUBPATTERN and av[0] in self.group_names:
+                return True
+            for part in av if isinstance(av, (tuple, list)) else ():
+                if isinstance(part, _parser.SubPattern) and self._captures_in(part):
+                    return True
+                if isinstance(part, list) and any(isinstance(x, _parser.SubPattern) and self._captures_in(x)
+                                                  for x in part):
+                    return True
+        return False
 
     def open_group(self, group: int | None) -> str:
         """Named groups capture, numbered in opening order; the others do not (names only)."""
