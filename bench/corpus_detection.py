@@ -6,7 +6,10 @@ Parts (``tests/data/corpus``, split by ``add_excerpts.py`` by source URL):
 
 - written-from: ``real_logs.jsonl`` + ``incoming/real_logs.jsonl``, ``benign_lines.jsonl``;
 - held-out: ``heldout/real_logs.jsonl``, ``heldout/benign_lines.jsonl``; no signature is written
-  or tuned from it, and this script never prints its lines (only counts), so it stays held out.
+  or tuned from it, and this script never prints its lines (only counts), so it stays held out;
+- held-out, fresh: ``heldout-fresh/``, gathered after the catalog and the generic family were
+  written (the generic family's rules were drawn up on raw gathered files that include the
+  sources of ``heldout/``, so for the generic tier only this part is clean).
 
 Per part, every excerpt is run through the same pipeline as ``logsig scan`` (multi-line assembly
 off), twice: its key line alone (a log window may hold only the cause line), and all its lines.
@@ -37,6 +40,7 @@ CORPUS = Path(__file__).resolve().parents[1] / "tests" / "data" / "corpus"
 PARTS = {
     "written-from": (["real_logs.jsonl", "incoming/real_logs.jsonl"], ["benign_lines.jsonl"]),
     "held-out": (["heldout/real_logs.jsonl"], ["heldout/benign_lines.jsonl"]),
+    "held-out, fresh": (["heldout-fresh/real_logs.jsonl"], ["heldout-fresh/benign_lines.jsonl"]),
 }
 
 

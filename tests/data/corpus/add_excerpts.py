@@ -38,7 +38,8 @@ HERE = Path(__file__).parent
 HELD_OUT_PERCENT = 40
 HELD_OUT_KIND_PERCENT = 30
 MAX_PER_URL = 3
-PARTS = {"written": HERE, "incoming": HERE / "incoming", "heldout": HERE / "heldout"}
+PARTS = {"written": HERE, "incoming": HERE / "incoming", "heldout": HERE / "heldout",
+         "heldout-fresh": HERE / "heldout-fresh"}
 
 
 def _percent(text: str) -> int:
@@ -58,13 +59,19 @@ def _write(path: Path, records: list[dict[str, Any]]) -> None:
 
 def _corpus(name: str) -> dict[str, list[dict[str, Any]]]:
     return {part: _read(folder / name) for part, folder in PARTS.items() if (folder / name).exists()
-            or part != "incoming" or name == "real_logs.jsonl"}
+            or part in ("written", "heldout") or (part == "incoming" and name == "real_logs.jsonl")}
 
 
-def add(files: list[Path], name: str) -> Counter[str]:
-    """Append the records of ``files`` to the parts of corpus file ``name``; counts per part."""
+def add(files: list[Path], name: str, into: str | None = None) -> Counter[str]:
+    """Append the records of ``files`` to the parts of corpus file ``name``; counts per part.
+
+    into: put every new URL in that part (``heldout-fresh``: a set gathered after the catalog was
+    written, that no one has read) instead of splitting by hash.
+    """
     corpus = _corpus(name)
     corpus.setdefault("incoming", [])
+    if into is not None:
+        corpus.setdefault(into, [])
     both = [_corpus(other) for other in ("real_logs.jsonl", "benign_lines.jsonl")]
     url_part = {r["source_url"]: part for c in both for part, records in c.items() for r in records}
     known_kinds = {r["kind"] for records in corpus.values() for r in records if "kind" in r}
@@ -75,7 +82,9 @@ def add(files: list[Path], name: str) -> Counter[str]:
                   and _percent("kind:" + r["kind"]) < HELD_OUT_KIND_PERCENT}
     for record in new:
         url = record["source_url"]
-        if url not in url_part and (_percent(url) < HELD_OUT_PERCENT or record.get("kind") in held_kinds):
+        if url not in url_part and into is not None:
+            url_part[url] = into
+        elif url not in url_part and (_percent(url) < HELD_OUT_PERCENT or record.get("kind") in held_kinds):
             url_part[url] = "heldout"
     per_url = Counter(r["source_url"] for records in corpus.values() for r in records)
     scrubber, added = Scrubber(), Counter[str]()
@@ -95,7 +104,8 @@ def add(files: list[Path], name: str) -> Counter[str]:
             seen_lines.add(record["line"])
         added[part] += 1
     for part, records in corpus.items():
-        _write(PARTS[part] / name, records)
+        if records or (PARTS[part] / name).exists():
+            _write(PARTS[part] / name, records)
     return added
 
 
@@ -117,12 +127,13 @@ def main(argv: list[str]) -> int:
     parser.add_argument("files", nargs="*", type=Path)
     parser.add_argument("--benign", action="store_true", help="the files hold benign lines")
     parser.add_argument("--promote", action="append", default=[], metavar="ID")
+    parser.add_argument("--into", choices=sorted(PARTS), help="put every new source URL in this part")
     args = parser.parse_args(argv)
     if args.promote:
         print(f"moved {promote(set(args.promote))} excerpts to the written-from part")
         return 0
-    added = add(args.files, "benign_lines.jsonl" if args.benign else "real_logs.jsonl")
-    print(f"added: written-from {added['written']}, held-out {added['heldout']}")
+    added = add(args.files, "benign_lines.jsonl" if args.benign else "real_logs.jsonl", args.into)
+    print("added: " + ", ".join(f"{part} {count}" for part, count in sorted(added.items())))
     return 0
 
 
