@@ -52,7 +52,7 @@ topics: venv
 	$(VENV_PYTHON) deploy/local/local_run.py topics
 
 run: venv topics
-	$(VENV)/bin/logsig run --config "$$($(VENV_PYTHON) deploy/local/local_run.py config)"
+	exec $(VENV)/bin/logsig run --config "$$($(VENV_PYTHON) deploy/local/local_run.py config)"
 
 clean: broker-stop
 	rm -rf $(KAFKA_STATE) .pytest_cache .mypy_cache .ruff_cache .hypothesis build dist

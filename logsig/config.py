@@ -15,6 +15,7 @@ import os
 import warnings
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit, urlunsplit
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
@@ -43,7 +44,8 @@ class KafkaSettings(_Section):
 
     bootstrap_servers: str = Field("127.0.0.1:9092", description="Comma-separated host:port list.")
     group_id: str = Field("logsig", description="Consumer group; replicas with one group_id share partitions.")
-    topics: list[str] = Field(default_factory=lambda: ["inference-logs"], description="Input topics.")
+    topics: list[str] = Field(default_factory=lambda: ["inference-logs"], min_length=1,
+                              description="Input topics (at least one).")
     auto_offset_reset: Literal["earliest", "latest"] = Field(
         "earliest", description="Where a group with no committed offset starts.")
     output_topic: str = Field("logsig-incidents", description="Topic incident events are produced to.")
@@ -346,5 +348,18 @@ def load_settings(path: Path | str | None = None, **overrides: Any) -> Settings:
 
 
 def masked_dump(settings: Settings) -> dict[str, Any]:
-    """The effective settings as plain data, secrets shown as ``**********``."""
-    return settings.model_dump(mode="json")
+    """The effective settings as plain data, secrets shown as ``**********`` (secret fields, and
+    the password of a URL's ``user:password@`` part)."""
+    data = settings.model_dump(mode="json")
+    alertmanager = data.get("alertmanager")
+    if isinstance(alertmanager, dict) and isinstance(alertmanager.get("url"), str):
+        alertmanager["url"] = _mask_url(alertmanager["url"])
+    return data
+
+
+def _mask_url(url: str) -> str:
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    host = parts.netloc.rpartition("@")[2]
+    return urlunsplit(parts._replace(netloc=f"{parts.username}:**********@{host}"))

@@ -31,9 +31,13 @@ def where(incident: Incident) -> str:
 def incident_text(incident: Incident) -> str:
     """A blank line, then ``[severity] id  where  log time``, the line, and the best workaround.
 
-    The line and the workaround are cut to 160 characters.
+    The line and the workaround are cut to 160 characters. A group's later events (``updated``,
+    ``resolved``) are one line with the count, since its ``opened`` event already showed the rest.
     """
     sig = incident.signature
+    if incident.status in ("updated", "resolved") and incident.group is not None:
+        return (f"  {incident.status}: {sig.id}  {where(incident)}  "
+                f"{incident.group.occurrences} occurrence(s)\n")
     when = f"  {incident.log_timestamp.isoformat()}" if incident.log_timestamp else ""
     lines = [f"\n[{incident.severity}] {sig.id}  {where(incident)}{when}",
              f"  line: {incident.match.line[:TEXT_LINE_CHARS]}"]

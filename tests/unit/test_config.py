@@ -176,3 +176,15 @@ class TestMistakes:
             load_settings(path)
         assert (f"settings file {path} is not valid YAML: {path}:3:11: expected ',' or ']', but got ':' "
                 "(while parsing a flow sequence at line 2, column 11)") == str(raised.value)
+
+
+class TestNewUserMistakes:
+    def test_an_empty_topic_list_is_refused(self) -> None:
+        """``kafka.topics: []`` would make the consumer retry forever; it is a settings error."""
+        with pytest.raises(ConfigError, match=r"kafka\.topics: List should have at least 1 item"):
+            load_settings(kafka={"topics": []})
+
+    def test_a_password_in_the_alertmanager_url_is_masked(self) -> None:
+        """``config show`` never prints the password of ``user:password@`` in a URL."""
+        settings = load_settings(alertmanager={"url": "http://user:s3cret@am:9093/"})
+        assert "http://user:**********@am:9093/" == masked_dump(settings)["alertmanager"]["url"]
