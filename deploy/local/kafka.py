@@ -190,20 +190,7 @@ def start(state_dir: Path = DEFAULT_STATE_DIR, port: int | None = None,
             return existing
         _terminate(existing.pid, timeout_s=30.0)
     config = _prepare(state_dir, port or free_port(), fetch_jars(lib_dir))
-    bootstrap = f"{HOST}:{_listener_port(config)}"
-    with open(state_dir / "broker.log", "wb") as log:
-        process = subprocess.Popen(_java(state_dir, lib_dir, "kafka.Kafka", str(config)),
-                                   stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                   cwd=state_dir, start_new_session=True)
-    _children[process.pid] = process
-    try:
-        _wait_ready(process.pid, bootstrap, state_dir, time.monotonic() + timeout_s)
-    except BrokerError:
-        _terminate(process.pid, timeout_s=10.0)
-        raise
-    (state_dir / "pid").write_text(f"{process.pid}\n")
-    (state_dir / "bootstrap").write_text(f"{bootstrap}\n")
-    return Broker(bootstrap, process.pid, state_dir)
+    return _launch(state_dir, lib_dir, config, timeout_s, log_mode="wb")
 
 
 def restart(state_dir: Path = DEFAULT_STATE_DIR, timeout_s: float = 120.0, lib_dir: Path = LIB_DIR) -> Broker:
@@ -215,9 +202,16 @@ def restart(state_dir: Path = DEFAULT_STATE_DIR, timeout_s: float = 120.0, lib_d
     if not (config.is_file() and (state_dir / "data" / "meta.properties").is_file()):
         raise BrokerError(f"no broker state in {state_dir}: run start first")
     stop(state_dir)
+    return _launch(state_dir, fetch_jars(lib_dir), config, timeout_s, log_mode="ab")
+
+
+def _launch(state_dir: Path, jars: Path, config: Path, timeout_s: float, log_mode: str) -> Broker:
+    """Run the broker of ``config`` in its own session, wait until it answers, record pid and
+    address in ``state_dir``. ``log_mode`` ``wb`` starts broker.log anew, ``ab`` appends to it.
+    Raises BrokerError (after stopping the process) if it is not ready within ``timeout_s``."""
     bootstrap = f"{HOST}:{_listener_port(config)}"
-    with open(state_dir / "broker.log", "ab") as log:
-        process = subprocess.Popen(_java(state_dir, fetch_jars(lib_dir), "kafka.Kafka", str(config)),
+    with open(state_dir / "broker.log", log_mode) as log:
+        process = subprocess.Popen(_java(state_dir, jars, "kafka.Kafka", str(config)),
                                    stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                                    cwd=state_dir, start_new_session=True)
     _children[process.pid] = process
