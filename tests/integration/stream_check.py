@@ -160,8 +160,11 @@ class Producer:
 async def tail(bootstrap: str, topic: str, into: Tail, stop: asyncio.Event,
                isolation_level: Isolation = "read_uncommitted") -> None:
     """Read ``topic`` from the start into ``into`` until ``stop`` is set and a poll comes back empty."""
+    # metadata_max_age_ms: a topic just created on a 3-node cluster may be missing from the first
+    # metadata answer; without it the consumer would wait the default 5 minutes to ask again.
     consumer = AIOKafkaConsumer(topic, bootstrap_servers=bootstrap, auto_offset_reset="earliest",
-                                enable_auto_commit=False, group_id=None, isolation_level=isolation_level)
+                                enable_auto_commit=False, group_id=None, isolation_level=isolation_level,
+                                metadata_max_age_ms=1000)
     await consumer.start()
     try:
         while True:
