@@ -6,7 +6,11 @@ Parts (``tests/data/corpus``, split by ``add_excerpts.py`` by source URL):
 
 - written-from: ``real_logs.jsonl`` + ``incoming/real_logs.jsonl``, ``benign_lines.jsonl``;
 - held-out: ``heldout/real_logs.jsonl``, ``heldout/benign_lines.jsonl``; no signature is written
-  or tuned from it, and this script never prints its lines (only counts), so it stays held out;
+  or tuned from it, and this script never prints its lines (only counts), so it stays held out.
+  The 124 excerpts it showed as misses on 2026-12-01 (key line without a right-kind primary; 127
+  excerpts with the rest of their URLs) were moved to the written-from part to be fixed by class
+  (``add_excerpts.py --promote``), so its rate since is over what the catalog already got right
+  and no longer measures generalization: ``held-out, fresh`` does;
 - held-out, fresh: ``heldout-fresh/``, gathered after the catalog and the generic family were
   written (the generic family's rules were drawn up on raw gathered files that include the
   sources of ``heldout/``, so for the generic tier only this part is clean).
