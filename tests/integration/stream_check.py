@@ -17,6 +17,7 @@ from typing import Any, Literal
 import orjson
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+from aiokafka.errors import UnknownTopicOrPartitionError
 
 from logsig.matchers.catalog.loader import load_catalog
 
@@ -160,12 +161,7 @@ class Producer:
 async def tail(bootstrap: str, topic: str, into: Tail, stop: asyncio.Event,
                isolation_level: Isolation = "read_uncommitted") -> None:
     """Read ``topic`` from the start into ``into`` until ``stop`` is set and a poll comes back empty."""
-    # metadata_max_age_ms: a topic just created on a 3-node cluster may be missing from the first
-    # metadata answer; without it the consumer would wait the default 5 minutes to ask again.
-    consumer = AIOKafkaConsumer(topic, bootstrap_servers=bootstrap, auto_offset_reset="earliest",
-                                enable_auto_commit=False, group_id=None, isolation_level=isolation_level,
-                                metadata_max_age_ms=1000)
-    await consumer.start()
+    consumer = await _started_consumer(bootstrap, topic, isolation_level)
     try:
         while True:
             batches = await consumer.getmany(timeout_ms=300)
@@ -179,9 +175,35 @@ async def tail(bootstrap: str, topic: str, into: Tail, stop: asyncio.Event,
         await consumer.stop()
 
 
-async def wait_for(predicate: Any, timeout_s: float, what: str) -> None:
-    """Poll ``predicate()`` every 0.1 s until true; AssertionError naming ``what`` past ``timeout_s``."""
+async def _started_consumer(bootstrap: str, topic: str, isolation_level: Isolation,
+                            timeout_s: float = 60.0) -> AIOKafkaConsumer:
+    """A started consumer of ``topic``. On a 3-node cluster the node answering the first metadata
+    request may not know a topic just created on another (``start()`` then raises
+    UnknownTopicOrPartitionError): start again until one does; metadata_max_age_ms keeps later
+    answers fresh too (the default would wait 5 minutes to ask again)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        consumer = AIOKafkaConsumer(topic, bootstrap_servers=bootstrap, auto_offset_reset="earliest",
+                                    enable_auto_commit=False, group_id=None, isolation_level=isolation_level,
+                                    metadata_max_age_ms=1000)
+        try:
+            await consumer.start()
+            return consumer
+        except UnknownTopicOrPartitionError:
+            await consumer.stop()
+            assert time.monotonic() < deadline, f"topic {topic} unknown to the cluster in {timeout_s} s"
+            await asyncio.sleep(0.5)
+
+
+async def wait_for(predicate: Any, timeout_s: float, what: str,
+                   watch: tuple[asyncio.Task[Any], ...] = ()) -> None:
+    """Poll ``predicate()`` every 0.1 s until true; AssertionError naming ``what`` past ``timeout_s``.
+    A task of ``watch`` that ends meanwhile (a reader that failed) ends the wait with its error."""
     deadline = time.monotonic() + timeout_s
     while not predicate():
+        for task in watch:
+            if task.done():
+                task.result()
+                raise AssertionError(f"{task.get_name()} ended before {what}")
         assert time.monotonic() < deadline, f"{what} not reached in {timeout_s} s"
         await asyncio.sleep(0.1)

@@ -57,16 +57,18 @@ class TestLeaderFailover:
         daemon = start_daemon(tmp_path, _settings(bootstrap, name, exactly_once))
         found, stop = Tail(), asyncio.Event()
         isolation = "read_committed" if exactly_once else "read_uncommitted"
-        reader = asyncio.create_task(tail(bootstrap, f"{name}-out", found, stop, isolation))
+        reader = asyncio.create_task(tail(bootstrap, f"{name}-out", found, stop, isolation), name="the incident reader")
         shipper = Producer(bootstrap, f"{name}-in")
         try:
             await asyncio.to_thread(daemon.wait_ready, 120.0)
             sending = asyncio.create_task(shipper.run(LINES, 0.004))
-            await wait_for(lambda: shipper.sent >= KILL_AT and len(found.arrivals) > 0, 120, "half the stream")
+            await wait_for(lambda: shipper.sent >= KILL_AT and len(found.arrivals) > 0, 120, "half the stream",
+                           watch=(reader,))
             killed_at_line, killed_at = shipper.sent, time.monotonic()
             await asyncio.to_thread(kafka.kill_node, state, LEADER)
             await sending
-            await wait_for(lambda: len(found.arrivals) >= LINES, 180, f"incidents of all {LINES} lines")
+            await wait_for(lambda: len(found.arrivals) >= LINES, 180, f"incidents of all {LINES} lines",
+                           watch=(reader,))
             first = found.first_after(killed_at_line) or float("nan")
             recovery, behind_shipper = first - killed_at, first - shipper.acked_at[killed_at_line]
             new_leaders = (await leaders(bootstrap, f"{name}-in"))[0], (await leaders(bootstrap, f"{name}-out"))[0]

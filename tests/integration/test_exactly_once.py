@@ -48,7 +48,8 @@ class TestKilledMidStream:
         settings = _settings(kafka_bootstrap, name, exactly_once, multiline)
         isolation = "read_committed" if exactly_once else "read_uncommitted"
         found, stop = Tail(), asyncio.Event()
-        reader = asyncio.create_task(tail(kafka_bootstrap, f"{name}-out", found, stop, isolation))
+        reader = asyncio.create_task(tail(kafka_bootstrap, f"{name}-out", found, stop, isolation),
+                                     name="the incident reader")
         shipper = Producer(kafka_bootstrap, f"{name}-in", partitions=2,
                            make=traceback_records if multiline else None, key=pod_key if multiline else None)
         rng = random.Random(20261201)
@@ -66,7 +67,8 @@ class TestKilledMidStream:
                 await asyncio.to_thread(daemon.wait_ready, 120.0)
                 readiness.append(time.monotonic() - restarted)
             await sending
-            await wait_for(lambda: len(found.arrivals) >= LINES, 120, f"incidents of all {LINES} lines")
+            await wait_for(lambda: len(found.arrivals) >= LINES, 120, f"incidents of all {LINES} lines",
+                           watch=(reader,))
             assert 0 == daemon.terminate()
             stop.set()
             await reader

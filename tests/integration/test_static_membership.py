@@ -57,14 +57,14 @@ class TestStaticMembership:
         b = start_daemon(tmp_path, _settings(kafka_bootstrap, name, "logsig-b"), name="b")
         a: DaemonProcess | None = None
         found, stop = Tail(), asyncio.Event()
-        reader = asyncio.create_task(tail(kafka_bootstrap, f"{name}-out", found, stop))
+        reader = asyncio.create_task(tail(kafka_bootstrap, f"{name}-out", found, stop), name="the incident reader")
         try:
             await asyncio.to_thread(b.wait_ready, 120.0)
             a = start_daemon(tmp_path, _settings(kafka_bootstrap, name, "logsig-a"), name="a")
             await asyncio.to_thread(a.wait_ready, 120.0)
             await wait_for(lambda: len(_assignments(b)) >= 2 and _revocations(b) >= 1, 60, "b's second assignment")
             await produce(kafka_bootstrap, f"{name}-in", [line(i) for i in range(0, 20)], keys=[None] * 20)
-            await wait_for(lambda: len(found.arrivals) >= 20, 60, "incidents before the restart")
+            await wait_for(lambda: len(found.arrivals) >= 20, 60, "incidents before the restart", watch=(reader,))
             before = (len(_assignments(b)), _revocations(b), _assignments(a)[-1])
             a.process.kill()
             a.process.wait(timeout=30)
@@ -73,7 +73,8 @@ class TestStaticMembership:
             a = start_daemon(tmp_path, _settings(kafka_bootstrap, name, "logsig-a"), name="a-restarted")
             await asyncio.to_thread(a.wait_ready, 120.0)
             ready_s = time.monotonic() - restarted
-            await wait_for(lambda: len(found.arrivals) >= 40, 90, "incidents of the lines sent while a was down")
+            await wait_for(lambda: len(found.arrivals) >= 40, 90, "incidents of the lines sent while a was down",
+                           watch=(reader,))
             resumed_s = max(found.arrivals[i][0] for i in range(20, 40)) - restarted
             after = (len(_assignments(b)), _revocations(b), _assignments(a)[-1])
             for daemon in (a, b):
