@@ -46,6 +46,12 @@ class TimeWindow:
     since: datetime | None = None
     until: datetime | None = None
 
+    def __post_init__(self) -> None:
+        """Raises ConfigError when ``since`` is not before ``until`` (the window would hold nothing)."""
+        if self.since is not None and self.until is not None and self.since >= self.until:
+            raise ConfigError(f"--since {self.since.isoformat()} is not before --until {self.until.isoformat()}: "
+                              f"the window would hold no incident")
+
     @property
     def open(self) -> bool:
         """True when neither bound is set (every incident is kept)."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -45,6 +46,17 @@ def _positive(text: str) -> int:
     return int(text)
 
 
+def _check_writable(path: Path) -> None:
+    """Raises ConfigError before any scanning when ``path`` could not be written (no such directory, a
+    directory itself, or no write permission), so a long scan never ends in a failed report."""
+    from logsig.errors import ConfigError
+
+    directory = path.parent if str(path.parent) else Path(".")
+    if path.is_dir() or not directory.is_dir() or not os.access(directory, os.W_OK) or (
+            path.exists() and not os.access(path, os.W_OK)):
+        raise ConfigError(f"--report {path}: cannot write there (check that the directory exists and is writable)")
+
+
 def cmd_scan(args: argparse.Namespace) -> int:
     """Scan; exit 0, 1 when ``--fail-on`` found incidents, 2 when an input cannot be read."""
     from logsig.config import load_settings
@@ -58,6 +70,8 @@ def cmd_scan(args: argparse.Namespace) -> int:
     from logsig.sinks.report import ReportCollector, render
 
     settings = with_catalog_args(load_settings(args.config), args)
+    if args.report is not None:
+        _check_writable(args.report)
     window = TimeWindow(parse_time(args.since) if args.since else None,
                         parse_time(args.until) if args.until else None)
     options = ScanOptions(format=args.format, window=window, fail_on=args.fail_on, unclassified=args.unclassified)

@@ -2,8 +2,9 @@
 decompressed on the fly (recognised by their magic bytes, RFC 1952 and RFC 8878, not by name).
 
 A line is what binary-mode iteration of the file gives (split at ``\\n``), with its line ending
-removed (trailing ``\\r`` and ``\\n`` characters). :func:`line_batches` builds no record object: a
-:class:`~logsig.batch.RecordBatch` makes one only for a line that needs it.
+removed (trailing ``\\r`` and ``\\n`` characters); a UTF-8 byte order mark at the start of a file
+is dropped. :func:`line_batches` builds no record object: a :class:`~logsig.batch.RecordBatch` makes
+one only for a line that needs it.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from logsig.records import Origin, RawRecord
 BLOCK_BYTES = 1 << 20
 GZIP_MAGIC = b"\x1f\x8b"
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+UTF8_BOM = b"\xef\xbb\xbf"  # what Windows editors put first in a UTF-8 file; not part of the line
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,8 +80,10 @@ def open_input(path: str) -> Iterator[Input]:
 def line_batches(stream: BinaryIO, name: str, block_bytes: int = BLOCK_BYTES) -> Iterator[RecordBatch]:
     """Batches of the lines of ``stream``, about ``block_bytes`` at a time; origin ``file=name`` and the
     1-based ``line_number``."""
-    carry, number = b"", 1
+    carry, number, first = b"", 1, True
     while block := stream.read(block_bytes):
+        if first:
+            block, first = block.removeprefix(UTF8_BOM), False
         block = carry + block
         lines = block.split(b"\n")
         carry = lines.pop()

@@ -69,6 +69,18 @@ class TestCompressedInputs:
         assert (2, f"logsig: {path}: corrupt compressed input: Unknown compression method\n") == (code, err)
 
 
+class TestByteOrderMark:
+    def test_a_leading_bom_is_not_part_of_the_first_line(
+            self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        """A file saved with a UTF-8 byte order mark gives the events of the same file without it."""
+        line = (OOM + "\n").encode()
+        plain = scanned(capsys, str(write(tmp_path, "plain.log", line)))[1]
+        marked = scanned(capsys, str(write(tmp_path, "bom.log", b"\xef\xbb\xbf" + line)))[1]
+        def lines(incidents: list[dict[str, object]]) -> list[object]:
+            return [i["match"]["line"] for i in incidents]  # type: ignore[index]
+        assert ([OOM, OOM], lines(plain)) == (lines(marked), [OOM, OOM])
+
+
 class TestTextFormat:
     def test_text_shows_severity_signature_pod_line_and_top_workaround(
             self, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
@@ -129,6 +141,24 @@ class TestTimeWindow:
             parse_time("yesterday")
         assert 2 == main(["scan", "--since", "yesterday", "-"])
         assert "not a time: 'yesterday'" in capsys.readouterr().err
+
+
+    def test_since_not_before_until_is_refused(self, capsys: pytest.CaptureFixture[str]) -> None:
+        """--since at or after --until exits 2 naming both, before reading any input."""
+        assert 2 == main(["scan", "--since", "2024-08-14T19:00:00Z", "--until", "2024-08-14T17:00:00Z", "-"])
+        assert "--since 2024-08-14T19:00:00+00:00 is not before --until 2024-08-14T17:00:00+00:00" in (
+            capsys.readouterr().err)
+
+
+class TestReportPath:
+    def test_an_unwritable_report_path_is_refused_before_scanning(
+            self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        """--report into a missing directory exits 2 naming the path, and no incident is written."""
+        path = write(tmp_path, "in.log", LINES.encode())
+        target = tmp_path / "missing" / "report.html"
+        assert 2 == main(["scan", "--report", str(target), str(path)])
+        out, err = capsys.readouterr()
+        assert ("", f"logsig: --report {target}: cannot write there") == (out, err.split(" (check")[0])
 
 
 class TestProgress:
