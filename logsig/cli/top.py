@@ -90,13 +90,16 @@ def frame(now: Status, before: Status | None = None, seconds: float = 0.0, limit
 
 
 def cmd_top(args: argparse.Namespace) -> int:
-    """Show the live view until Ctrl-C (or one frame with ``--once``); exit 2 naming the URL on failure."""
+    """Show the live view until Ctrl-C (or one frame with ``--once``); exit 2 naming the URL on failure.
+
+    When standard output is not a terminal (a pipe, a file, ``watch``), frames are printed one after
+    another every ``--interval`` seconds instead of being redrawn in place, as ``top -b`` does.
+    """
     console = Console()
     try:
         now = fetch(args.url)
-        if args.once:
-            console.print(frame(now, limit=args.limit))
-            return 0
+        if args.once or not console.is_terminal:
+            return _print_frames(console, args, now)
         with Live(frame(now, limit=args.limit), console=console, refresh_per_second=4) as live:
             while True:
                 started = time.monotonic()
@@ -108,3 +111,15 @@ def cmd_top(args: argparse.Namespace) -> int:
         return 2
     except KeyboardInterrupt:
         return 0
+
+
+def _print_frames(console: Console, args: argparse.Namespace, now: Status) -> int:
+    """Print a frame, then (without ``--once``) one more every ``--interval`` seconds until Ctrl-C."""
+    console.print(frame(now, limit=args.limit))
+    while not args.once:
+        started = time.monotonic()
+        time.sleep(args.interval)
+        before, now = now, fetch(args.url)
+        console.print(frame(now, before, time.monotonic() - started, args.limit))
+        sys.stdout.flush()
+    return 0

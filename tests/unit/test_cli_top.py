@@ -57,3 +57,17 @@ class TestCommand:
         """No daemon at the URL: exit 2 and the /status URL in the message."""
         assert 2 == main(["top", "--once", "--url", "http://127.0.0.1:9"])
         assert capsys.readouterr().err.startswith("logsig: cannot read http://127.0.0.1:9/status: ")
+
+    def test_without_a_terminal_frames_follow_one_another(
+            self, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+        """Piped, each poll prints a frame of its own (the second with rates) until Ctrl-C, exit 0."""
+        polls = iter([STATUS, STATUS])
+
+        def poll(url: str) -> object:
+            return next(polls, None) or (_ for _ in ()).throw(KeyboardInterrupt)
+
+        monkeypatch.setattr("logsig.cli.top.fetch", poll)
+        monkeypatch.setattr("logsig.cli.top.time.sleep", lambda seconds: None)
+        assert 0 == main(["top", "--interval", "1"])
+        out = capsys.readouterr().out
+        assert (2, 1) == (out.count("partitions 2  lag 42 records"), out.count("records 1,000 (0.0/s)"))
