@@ -13,7 +13,8 @@ the Kubernetes metadata sit (see :mod:`logsig.decode.kubernetes` and ``docs/deco
 
 A map with shipper metadata but no text is a ``no_message_field`` failure. A bare application
 JSON line (no shipper keys) with no known text key is kept whole as the message, so that it
-can still be matched.
+can still be matched; so is an OpenAI-style error body (``"object": "error"``), whose message alone
+would no longer say that a request failed.
 """
 
 from __future__ import annotations
@@ -91,6 +92,13 @@ def find_text(obj: dict[str, Any]) -> str | None:
     return None
 
 
+def is_api_error(obj: dict[str, Any]) -> bool:
+    """Whether ``obj`` is an OpenAI-style error response printed to the log, not a log record:
+    ``{"object": "error", "message": ..., "type": ..., "code": 400}`` (vLLM ``ErrorResponse`` in
+    ``vllm/entrypoints/openai/protocol.py``, SGLang, LMDeploy)."""
+    return obj.get("object") == "error"
+
+
 def find_level(obj: dict[str, Any]) -> str | None:
     """The level an application map names (``level``, ``severity_text``, ECS ``log.level``)."""
     for key in _LEVEL_KEYS:
@@ -141,7 +149,7 @@ def map_events(obj: dict[str, Any], ctx: Context, raw: bytes | None) -> DecodeRe
     text key; None (msgpack) makes such a map a ``no_message_field`` failure.
     """
     text = find_text(obj)
-    if text is None:
+    if text is None or (is_api_error(obj) and raw is not None and _SHIPPER_KEYS.isdisjoint(obj)):
         return _no_text(obj, ctx, raw)
     stream = obj.get("stream")
     stream = stream if type(stream) is str else None
@@ -181,7 +189,7 @@ def refine_app_json(
         inner = orjson.loads(text)
     except orjson.JSONDecodeError:
         return text, level, timestamp
-    if type(inner) is not dict:
+    if type(inner) is not dict or is_api_error(inner):
         return text, level, timestamp
     message = find_text(inner)
     if message is None:

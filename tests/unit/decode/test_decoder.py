@@ -64,6 +64,12 @@ class TestFailures:
         value = b'{"error":"Request failed during generation: Server error: CUDA out of memory"}'
         assert [value.decode()] == messages(value)
 
+    def test_an_api_error_body_is_kept_whole(self) -> None:
+        """An OpenAI-style error body keeps its "object": "error", bare or inside a shipper's log."""
+        value = b'{"object":"error","message":"The model `x` does not exist.","type":"NotFoundError","code":404}'
+        shipped = orjson.dumps({"log": value.decode(), "stream": "stdout"})
+        assert [value.decode(), value.decode()] == messages(value) + messages(shipped)
+
 
 class TestTextDetection:
     @pytest.mark.parametrize(

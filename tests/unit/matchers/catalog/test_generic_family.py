@@ -10,6 +10,8 @@ import json
 from functools import cache
 from pathlib import Path
 
+import pytest
+
 from logsig.config import load_settings
 from logsig.matchers.engine.engine import Engine
 from logsig.matchers.signature import GENERIC_PRIORITY
@@ -56,10 +58,12 @@ class TestGenericFamily:
         assert lowest_specific > GENERIC_PRIORITY
 
     def test_every_named_class_has_a_record(self) -> None:
-        """Python, Rust, Go, native, OOM, NCCL, log level and Kubernetes events each have a record."""
+        """Python, Rust, Go, native, OOM, NCCL, log level, Kubernetes events, network, limits and
+        unsupported builds each have a record."""
         expected = {"generic/python-exception", "generic/rust-panic", "generic/go-panic", "generic/native-crash",
                     "generic/out-of-memory", "generic/nccl-error", "generic/error-log-record",
-                    "generic/k8s-warning-event"}
+                    "generic/k8s-warning-event", "generic/network-error", "generic/limit-exceeded",
+                    "generic/not-supported"}
         assert expected <= set(_generic())
 
     def test_quiet_on_the_benign_corpus(self) -> None:
@@ -83,11 +87,39 @@ class TestGenericFamily:
         detected = [e for e in excerpts if _detections([str(x) for x in e["lines"]], _generic_engine())]  # type: ignore[attr-defined]
         assert len(detected) >= 0.85 * len(excerpts)
 
+    def test_the_family_alone_detects_the_written_from_key_lines(self) -> None:
+        """With no specific signature, the key line alone of >= 93% of the written-from excerpts raises
+        an incident: a log window may hold only the cause line."""
+        excerpts = [*_rows("real_logs.jsonl"), *_rows("incoming/real_logs.jsonl")]
+        keys = [str(e["lines"][int(str(e["key_line_index"]))]) for e in excerpts]  # type: ignore[index]
+        detected = [key for key in keys if _detections([key], _generic_engine())]
+        assert len(detected) >= 0.93 * len(keys)
+
+    def test_an_api_error_body_is_an_http_error_response(self) -> None:
+        """A vLLM error body printed to the log keeps its "object": "error" through decoding and is named."""
+        line = ('{"object":"error","message":"The model `Qwen1.5-14B-Chat-GPTQ-Int8` does not exist.",'
+                '"type":"NotFoundError","param":null,"code":404}')
+        assert ["generic/http-error-response"] == [d.incident.signature.id for d in _detections([line], _generic_engine())]
+
     def test_python_exception_names_the_class(self) -> None:
         """The final line of a traceback in a vLLM ERROR record is a python-exception with its class."""
         line = "ERROR 12-05 20:24:46 engine.py:366] KeyError: 'layers.0.mlp.down_proj.weight_scale'"
         detection = _detections([line], _generic_engine())[0]
         assert ("generic/python-exception", "KeyError") == (
+            detection.incident.signature.id, detection.incident.match.captures["exception"])
+
+    @pytest.mark.parametrize(("line", "exception"), [
+        ("(EngineCore_DP0 pid=380873) ValueError: To serve at least one request with the models's max seq len", "ValueError"),
+        ("[rank0]: AttributeError: 'Qwen2Model' object has no attribute 'embed_tokens'", "AttributeError"),
+        ("(pid=4521) ray.exceptions.RayTaskError(ValueError): ray::RayWorkerWrapper.execute_method()", "ray.exceptions.RayTaskError"),
+        ("  | ExceptionGroup: unhandled errors in a TaskGroup (1 sub-exception)", "ExceptionGroup"),
+        ("torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:", "torch._dynamo.exc.BackendCompilerFailed"),
+    ])
+    def test_python_exception_under_any_prefix(self, line: str, exception: str) -> None:
+        """Worker, rank and Ray prefixes, exception groups, Ray's wrapped class and classes of an
+        ``exc``/``errors`` module all name the exception."""
+        detection = _detections([line], _generic_engine())[0]
+        assert ("generic/python-exception", exception) == (
             detection.incident.signature.id, detection.incident.match.captures["exception"])
 
 
