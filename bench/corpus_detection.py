@@ -10,10 +10,12 @@ Parts (``tests/data/corpus``, split by ``add_excerpts.py`` by source URL):
   The 124 excerpts it showed as misses on 2026-12-01 (key line without a right-kind primary; 127
   excerpts with the rest of their URLs) were moved to the written-from part to be fixed by class
   (``add_excerpts.py --promote``), so its rate since is over what the catalog already got right
-  and no longer measures generalization: ``held-out, fresh`` does;
+  and no longer measures generalization: ``held-out, fresh`` and ``held-out, fresh 2`` do;
 - held-out, fresh: ``heldout-fresh/``, gathered after the catalog and the generic family were
   written (the generic family's rules were drawn up on raw gathered files that include the
-  sources of ``heldout/``, so for the generic tier only this part is clean).
+  sources of ``heldout/``, so for the generic tier only this part is clean);
+- held-out, fresh 2: ``heldout-fresh/second/``, gathered on 2026-12-01 by people who write no
+  signature, from source URLs no other part holds, after the misses of ``heldout/`` were moved.
 
 Per part, every excerpt is run through the same pipeline as ``logsig scan`` (multi-line assembly
 off), twice: its key line alone (a log window may hold only the cause line), and all its lines.
@@ -45,6 +47,7 @@ PARTS = {
     "written-from": (["real_logs.jsonl", "incoming/real_logs.jsonl"], ["benign_lines.jsonl"]),
     "held-out": (["heldout/real_logs.jsonl"], ["heldout/benign_lines.jsonl"]),
     "held-out, fresh": (["heldout-fresh/real_logs.jsonl"], ["heldout-fresh/benign_lines.jsonl"]),
+    "held-out, fresh 2": (["heldout-fresh/second/real_logs.jsonl"], ["heldout-fresh/second/benign_lines.jsonl"]),
 }
 
 
