@@ -56,6 +56,16 @@ class TestCorpusLinks:
         assert ("llm/vllm-cuda-oom-during-prefill", (oom.group.key, "llm/vllm-cuda-oom-during-prefill")) == (
             oom.signature.id, (dead.caused_by.key, dead.caused_by.signature_id) if dead.caused_by else None)
 
+    def test_worker_oom_then_worker_died_is_a_linked_pair(self) -> None:
+        """The engine core's 'Worker failed with error CUDA out of memory' then 'Worker proc ... died
+        unexpectedly' on one pod: the worker-died group names the OOM group as its cause."""
+        opened = grouped(fluent_bit(excerpt("torch-oom-wrapped-worker-failed-1"), "vllm-0", 1_755_187_615.0))
+        died = next(e for e in opened if e.signature.id == "llm/vllm-worker-proc-died-unexpectedly")
+        oom = opened[0]
+        assert oom.group is not None
+        assert ("llm/vllm-cuda-oom-during-prefill", (oom.group.key, oom.signature.id)) == (
+            oom.signature.id, (died.caused_by.key, died.caused_by.signature_id) if died.caused_by else None)
+
     def test_the_same_lines_on_two_pods_link_within_each_pod_only(self) -> None:
         """The OOM on one pod is not the cause of the engine-dead error on another."""
         records = (fluent_bit(excerpt("torch-oom-vllm-workerprocess-1"), "vllm-0", 1_746_361_380.0)
@@ -66,12 +76,15 @@ class TestCorpusLinks:
 
 class TestBuiltinChains:
     def test_the_catalog_links_the_chains_real_logs_show(self) -> None:
-        """OOM -> engine dead -> restart, NCCL timeout -> engine dead, Xid 79 -> CUDA and NCCL errors."""
+        """OOM -> engine dead -> restart, NCCL timeout -> engine dead, NCCL timeout -> worker died -> engine
+        dead, Xid 79 -> CUDA and NCCL errors."""
         sigs = CATALOG.by_id()
         edges = {(a, b) for a, sig in sigs.items() for b in sig.transition_graph.leads_to}
         edges |= {(a, b) for b, sig in sigs.items() for a in sig.transition_graph.preceded_by}
         wanted = {("llm/vllm-cuda-oom-during-prefill", "llm/vllm-engine-dead"), ("cuda/torch-oom", "llm/vllm-engine-dead"),
                   ("llm/vllm-engine-dead", "k8s/probe-failed-restart"), ("nccl/watchdog-timeout", "llm/vllm-engine-dead"),
                   ("gpu/xid-79-fallen-off-bus", "cuda/no-cuda-device"),
-                  ("gpu/xid-79-fallen-off-bus", "nccl/unhandled-cuda-error")}
+                  ("gpu/xid-79-fallen-off-bus", "nccl/unhandled-cuda-error"),
+                  ("nccl/watchdog-timeout", "llm/vllm-worker-proc-died-unexpectedly"),
+                  ("llm/vllm-worker-proc-died-unexpectedly", "llm/vllm-engine-dead")}
         assert wanted == wanted & edges
