@@ -58,12 +58,12 @@ class TestGenericFamily:
         assert lowest_specific > GENERIC_PRIORITY
 
     def test_every_named_class_has_a_record(self) -> None:
-        """Python, Rust, Go, native, OOM, NCCL, log level, Kubernetes events, network, limits and
-        unsupported builds each have a record."""
+        """Python, Rust, Go, native, OOM, NCCL, log level, Kubernetes events, network, limits,
+        unsupported builds and failed steps each have a record."""
         expected = {"generic/python-exception", "generic/rust-panic", "generic/go-panic", "generic/native-crash",
                     "generic/out-of-memory", "generic/nccl-error", "generic/error-log-record",
                     "generic/k8s-warning-event", "generic/network-error", "generic/limit-exceeded",
-                    "generic/not-supported"}
+                    "generic/not-supported", "generic/step-failed"}
         assert expected <= set(_generic())
 
     def test_quiet_on_the_benign_corpus(self) -> None:
