@@ -101,7 +101,9 @@ class KafkaSettings(_Section):
         30000, ge=1000, description="Refresh cluster metadata this often, so a topic created after start is "
                                     "picked up (milliseconds).")
     max_request_bytes: int = Field(
-        1048576, ge=65536, description="Producer max_request_size: the largest record produced (bytes).")
+        1048576, ge=65536, description="Producer max_request_size: the largest record produced, and the most bytes "
+                                    "of one partition's batch; keep it at or below the output topics' "
+                                    "max.message.bytes (bytes).")
     dead_letter_max_bytes: int = Field(
         900000, ge=1024,
         description="Dead-letter values longer than this are cut to it, with headers giving the original "

@@ -92,9 +92,16 @@ class KafkaSink:
         await self.require_topics([self.settings.output_topic, self.settings.dead_letter_topic])
 
     def _producer_options(self) -> dict[str, Any]:
-        """Keyword arguments of the producer: idempotent, acks=all, linger, size, client options."""
+        """Keyword arguments of the producer: idempotent, acks=all, linger, sizes, client options.
+
+        A partition's batch may be as large as a request (aiokafka's default ``max_batch_size`` is 16 KiB:
+        a step's incidents of about 2 KB each then fill a batch every 8 records, and each further
+        ``send`` waits for the full batch's round trip, one at a time, as the idempotent producer keeps
+        one request in flight per partition), so a step's outputs go out in one request per partition.
+        """
         return {"enable_idempotence": True, "acks": "all", "linger_ms": self.settings.linger_ms,
-                "max_request_size": self.settings.max_request_bytes, **client_options(self.settings)}
+                "max_request_size": self.settings.max_request_bytes, "max_batch_size": self.settings.max_request_bytes,
+                **client_options(self.settings)}
 
     async def _open(self) -> None:
         """Start a producer. Raises: KafkaError (or OSError) if the broker is unreachable."""

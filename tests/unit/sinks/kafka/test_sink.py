@@ -5,6 +5,7 @@ from dataclasses import replace
 from typing import Any
 
 import orjson
+from aiokafka import AIOKafkaProducer, TopicPartition
 from aiokafka.errors import KafkaConnectionError, MessageSizeTooLargeError, OutOfOrderSequenceNumber
 
 from logsig.config import KafkaSettings
@@ -204,3 +205,17 @@ class TestShrink:
             tries.append(delay)
 
         assert None is await sink.deliver(_step(b"out of memory"), lambda: len(tries) >= 2, sleep)
+
+
+class TestBatching:
+    async def test_a_steps_incidents_share_one_batch_per_partition(self) -> None:
+        """Thirty 2 KB incidents are queued into one producer batch (one request), none waits for a round trip."""
+        producer = AIOKafkaProducer(**KafkaSink(KafkaSettings())._producer_options())
+        partition = TopicPartition("incidents", 0)
+        try:
+            for _ in range(30):
+                await producer._message_accumulator.add_message(partition, None, b"x" * 2000, timeout=0.1)
+            batches = len(producer._message_accumulator._batches[partition])
+        finally:
+            await producer.stop()
+        assert 1 == batches
