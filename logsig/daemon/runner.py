@@ -187,6 +187,14 @@ class Daemon:
                                         self._sleep, self._waiting_on("joining the consumer group")))
 
     async def _loop(self) -> None:
+        """Poll, process, hand over for delivery, commit when due; one turn of the event loop per batch.
+
+        While the consumer has records buffered, ``poll`` returns without suspending, and neither
+        the lock nor a queue with room does either: without the explicit yield the loop would run
+        batch after batch while the producer's sender, the fetcher and the delivery worker wait (an
+        acknowledgement then took as long as eight batches' processing, and the next fetch started
+        only once the buffer was empty).
+        """
         while not self.stop_event.is_set() and not self.deliveries.abandoned:
             batch = await self.source.poll()
             async with self._lock:
@@ -202,6 +210,7 @@ class Daemon:
             if self._batched_commits and time.monotonic() - self._last_commit >= self.commit_interval_seconds:
                 await self._commit(self.source.assignment())
             await self._housekeeping()
+            await asyncio.sleep(0)
 
     async def _drain(self) -> None:
         async with self._lock:

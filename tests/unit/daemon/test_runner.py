@@ -1,14 +1,17 @@
 """The runner's rules with fakes: what is delivered, what is committed, revocation and drain."""
 
 import asyncio
+from collections.abc import Awaitable, Callable
 
+from logsig.batch import RecordBatch, batch_of_records
 from logsig.daemon.offsets import OffsetTracker
 from logsig.daemon.runner import Daemon
 from logsig.decode.settings import DecodeSettings
 from logsig.matchers.engine.engine import Engine
 from logsig.matchers.signature import GENERIC_PRIORITY, Signature
-from logsig.pipeline import Detection, Pipeline
+from logsig.pipeline import Detection, Pipeline, StepResult
 from logsig.records import DecodeFailure
+from logsig.sinks import Outcome
 from logsig.testing import FakeSource, RecordingSink, Revoke, fresh_metrics, make_record
 
 OOM = Signature(id="t/oom", signature="s", regex="CUDA out of memory")
@@ -154,6 +157,33 @@ class TestOverlap:
         batches = [[make_record("CUDA out of memory", n)] for n in range(5)]
         await _run(_daemon(FakeSource(batches, {("logs", 0)}), sink))
         assert [0, 1, 2, 3, 4] == [d.event.origin.offset for d in sink.incidents()]
+
+
+class _EagerSource(FakeSource):
+    """A source whose poll never suspends (as aiokafka's when records are buffered)."""
+
+    async def poll(self) -> RecordBatch:
+        if not self.script:
+            if self.when_done is not None:
+                self.when_done()
+            return batch_of_records([])
+        return batch_of_records(self.script.pop(0))  # type: ignore[arg-type]
+
+
+class TestEventLoop:
+    async def test_delivery_starts_while_batches_keep_coming(self) -> None:
+        """The first batch is with the sink before the second is polled, though polls never suspend."""
+        source = _EagerSource([[make_record("CUDA out of memory", n)] for n in range(20)], {("logs", 0)})
+        waiting: list[int] = []
+
+        class Sink(RecordingSink):
+            async def deliver(self, step: StepResult, give_up: Callable[[], bool],
+                              sleep: Callable[[float], Awaitable[None]]) -> list[Outcome] | None:
+                waiting.append(len(source.script))
+                return await super().deliver(step, give_up, sleep)
+
+        await _run(_daemon(source, Sink()))
+        assert 19 == waiting[0]
 
 
 class TestRevocation:
