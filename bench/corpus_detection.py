@@ -1,6 +1,6 @@
 """Detection on the real corpus, reported separately on the written-from and the held-out parts.
 
-Usage: ``python bench/corpus_detection.py [--misses] [--json]``
+Usage: ``python bench/corpus_detection.py [--misses] [--json] [--generic-only]``
 
 Parts (``tests/data/corpus``, split by ``add_excerpts.py`` by source URL):
 
@@ -22,8 +22,11 @@ off), twice: its key line alone (a log window may hold only the cause line), and
 An excerpt is *detected* when an incident is raised, *specific* when its primary signature is not
 of the generic tier, and of the *right kind* when the primary is one of ``kinds.yaml``'s
 signatures for the excerpt's kind (a kind missing there counts as wrong). Benign lines count the
-incidents they raise (the target is 0). ``--misses`` lists the written-from excerpts missed or
-of the wrong kind, to fix the class of each miss.
+incidents they raise (the target is 0). *Unknown kinds* are the excerpts whose kind has no
+signature in ``kinds.yaml`` (failures the specific catalog lacks): how many of them the key line
+alone detects. ``--misses`` lists the written-from excerpts missed or of the wrong kind, to fix the
+class of each miss; ``--generic-only`` runs the generic tier alone, what a failure of a kind no
+specific signature knows gets.
 """
 
 from __future__ import annotations
@@ -76,13 +79,15 @@ class Tally:
     any_right: int = 0
     benign: int = 0
     benign_incidents: int = 0
+    unknown: int = 0
+    unknown_detected: int = 0
     misses: list[str] = field(default_factory=list)
 
     def row(self, name: str) -> str:
         n = max(self.excerpts, 1)
         return (f"| {name} | {self.excerpts} | {self.key_detected / n:.3f} | {self.key_specific / n:.3f} | "
                 f"{self.key_right / n:.3f} | {self.any_detected / n:.3f} | {self.any_right / n:.3f} | "
-                f"{self.benign_incidents} / {self.benign} |")
+                f"{self.benign_incidents} / {self.benign} | {self.unknown_detected} / {self.unknown} |")
 
 
 def primaries(pipeline: Pipeline, lines: list[str]) -> list[str]:
@@ -107,6 +112,8 @@ def measure(part: str, engine: Engine, table: dict[str, set[str]]) -> Tally:
         tally.key_right += any(sig in right for sig in key)
         tally.any_detected += bool(every)
         tally.any_right += any(sig in right for sig in every)
+        tally.unknown += not right
+        tally.unknown_detected += bool(key) and not right
         if not any(sig in right for sig in key):
             tally.misses.append(f"{excerpt['id']} [{excerpt['kind']}] -> {key[:1] or 'nothing'}")
     benign = [b["line"] for name in benign_files for b in read(name)]
@@ -119,16 +126,20 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--misses", action="store_true", help="list written-from misses (never held-out ones)")
     parser.add_argument("--json", action="store_true", help="print the counts as JSON")
+    parser.add_argument("--generic-only", action="store_true", help="match with the generic tier alone")
     args = parser.parse_args()
-    engine, table = Engine(load_catalog().signatures), kinds()
+    signatures = load_catalog().signatures
+    if args.generic_only:
+        signatures = [s for s in signatures if s.tier == "generic"]
+    engine, table = Engine(signatures), kinds()
     tallies = {part: measure(part, engine, table) for part in PARTS}
     if args.json:
         print(json.dumps({p: {k: v for k, v in vars(t).items() if k != "misses"} for p, t in tallies.items()}))
         return
     print(f"catalog: {len(engine.signatures)} signatures\n")
     print("| part | excerpts | key line: detected | specific | right kind | excerpt: detected | right kind "
-          "| benign incidents |")
-    print("|---|---|---|---|---|---|---|---|")
+          "| benign incidents | unknown kinds: detected |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for part, tally in tallies.items():
         print(tally.row(part))
     if args.misses:
