@@ -167,8 +167,10 @@ class KafkaSource:
         return sorted(set(self.settings.topics) - set(present))
 
     def assignment(self) -> set[TP]:
-        """The partitions assigned to this member now."""
-        return {(tp.topic, tp.partition) for tp in self.consumer.assignment()}
+        """The partitions assigned to this member now (none before :meth:`start` succeeded)."""
+        if self._consumer is None:
+            return set()
+        return {(tp.topic, tp.partition) for tp in self._consumer.assignment()}
 
     async def commit(self, offsets: dict[TP, int]) -> bool:
         """Commit ``offsets`` (the next offset to read, per partition). Returns False on failure

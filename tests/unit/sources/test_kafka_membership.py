@@ -62,3 +62,7 @@ class TestKafkaSourceMembership:
         assert recording.last is not None
         assert ("read_committed", [{("in", 0): 7}], []) == (
             recording.last.kwargs["isolation_level"], sent, recording.last.commits)
+
+    def test_no_partitions_before_the_consumer_started(self) -> None:
+        """Before start (the broker not reached yet) the source has no partitions; it does not raise."""
+        assert set() == KafkaSource(KafkaSettings()).assignment()
