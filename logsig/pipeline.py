@@ -18,6 +18,7 @@ from logsig.batch import RecordBatch, batch_of_records
 from logsig.decode import decode_record
 from logsig.decode.result import DecodeResult
 from logsig.decode.settings import DecodeSettings
+from logsig.decode.text import line_level
 from logsig.enrich import build_incident
 from logsig.glance import Looker
 from logsig.glance import walk as _walk
@@ -57,6 +58,22 @@ class StepResult:
     def matched(self) -> list[Detection]:
         """One detection per matching line: ``lines`` after grouping, else ``detections``."""
         return self.detections if self.lines is None else self.lines
+
+
+_RECORD_LEVELS = {"error": "ERROR", "critical": "CRITICAL"}
+"""Event levels (``LogEvent.level``) that make a record a failure report, and the header word they are matched with."""
+
+
+def _has_failure(matches: list[Match]) -> bool:
+    return any(m.signature.role != "banner" for m in matches)
+
+
+def _shifted(match: Match, shift: int, length: int) -> Match:
+    """``match`` with its span moved ``shift`` characters left onto a message of ``length``
+    characters; a match that begins in the level word spans the whole message."""
+    start, end = match.span
+    span = (0, length) if start < shift else (start - shift, end - shift)
+    return Match(match.signature, span, match.captures)
 
 
 def _utcnow() -> datetime:
@@ -143,10 +160,30 @@ class Pipeline:
         detected_at = self._clock()
         truncated_before = self.engine.truncated_messages
         batches = self.engine.match_batch([e.message for e in events])
+        self._match_record_levels(events, batches)
         result.truncated += self.engine.truncated_messages - truncated_before
         for event, matches in zip(events, batches, strict=True):
             if matches:
                 self._detect(event, matches, detected_at, result)
+
+    def _match_record_levels(self, events: list[LogEvent], batches: list[list[Match]]) -> None:
+        """Give the generic tier the level a record's fields name when its text does not.
+
+        A JSON record (TGI ``--json-output``, llama.cpp, zap, an OTLP severity) at error or critical
+        level whose message matched no failure signature and carries no level header of its own is
+        matched again as ``"ERROR <message>"``; its generic matches (the ERROR-record class) are
+        kept, spans mapped back onto the message (the whole message for a match in the level word).
+        Specific signatures see only the message.
+        """
+        todo = [i for i, (event, found) in enumerate(zip(events, batches, strict=True))
+                if event.level in _RECORD_LEVELS and not _has_failure(found) and line_level(event.message) is None]
+        if not todo:
+            return
+        texts = [f"{_RECORD_LEVELS[str(events[i].level)]} {events[i].message}" for i in todo]
+        for i, text, found in zip(todo, texts, self.engine.match_batch(texts), strict=True):
+            shift = len(text) - len(events[i].message)
+            length = len(events[i].message)
+            batches[i] = [*batches[i], *(_shifted(m, shift, length) for m in found if m.signature.tier == "generic")]
 
     def _detect(self, event: LogEvent, matches: list[Match], detected_at: datetime, result: StepResult) -> None:
         """Banners tell the stream's server; any other match makes an incident."""

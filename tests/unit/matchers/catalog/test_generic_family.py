@@ -101,6 +101,14 @@ class TestGenericFamily:
                 '"type":"NotFoundError","param":null,"code":404}')
         assert ["generic/http-error-response"] == [d.incident.signature.id for d in _detections([line], _generic_engine())]
 
+    def test_a_json_record_at_error_level_is_an_error_record(self) -> None:
+        """A zap-style JSON record whose level field says error is named by its level, its message
+        as the matched text; the same record at info level raises nothing."""
+        record = '{"level":"%s","ts":1700000000.5,"logger":"controller","msg":"Reconciler error","controller":"isvc"}'
+        found = _detections([record % "error"], _generic_engine()) + _detections([record % "info"], _generic_engine())
+        assert [("generic/error-log-record", "Reconciler error")] == [
+            (d.incident.signature.id, d.incident.match.matched_text) for d in found]
+
     def test_python_exception_names_the_class(self) -> None:
         """The final line of a traceback in a vLLM ERROR record is a python-exception with its class."""
         line = "ERROR 12-05 20:24:46 engine.py:366] KeyError: 'layers.0.mlp.down_proj.weight_scale'"
