@@ -23,6 +23,15 @@ ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "tests" / "data" / "corpus"
 
 
+# The layer a signature without ``servers`` belongs to, by its domain (``llm`` ids name the server first).
+DOMAIN_SERVERS = {"host": "host", "gpu": "nvidia-driver", "cuda": "pytorch", "nccl": "nccl", "k8s": "k8s",
+                  "ray": "ray", "kserve": "kserve", "generic": "any (generic)"}
+
+
+def _server_of(domain: str, sig_id: str) -> str:
+    return DOMAIN_SERVERS.get(domain) or sig_id.split("/")[-1].split("-")[0]
+
+
 def coverage_table() -> str:
     """Markdown table: one row per server, one column per category, plus totals."""
     started = time.perf_counter()
@@ -31,7 +40,7 @@ def coverage_table() -> str:
     cats = sorted({s.category for s in sigs})
     cells: Counter[tuple[str, str]] = Counter()
     for sig in sigs:
-        for server in sig.servers or [sig.id.split("/")[-1].split("-")[0]]:
+        for server in sig.servers or [_server_of(sig.domain, sig.id)]:
             cells[(server, sig.category)] += 1
     servers = sorted({server for server, _ in cells})
     head = "| server | " + " | ".join(c.replace("_error", "") for c in cats) + " | total |"
