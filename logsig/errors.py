@@ -50,6 +50,10 @@ class CatalogError(LogsigError):
         lines = "\n".join(f"  - {p}" for p in problems)
         super().__init__(f"{len(problems)} catalog problem(s):\n{lines}")
 
+    def __reduce__(self) -> tuple[type[CatalogError], tuple[list[CatalogProblem]]]:
+        """Pickled with its problems (a reload's compile raises it in a child process)."""
+        return (CatalogError, (self.problems,))
+
 
 class SinkError(LogsigError):
     """A sink failed to deliver; ``retriable`` tells whether trying again may help."""

@@ -129,12 +129,44 @@ def compile_catalog(pairs: Sequence[tuple[str, str]], max_message_bytes: int,
     if compiled is None:
         compiled = _build(key, regexes)
         if cache is not None:
-            cache.write(key, _payload(compiled))
+            cache.write(key, serialise(compiled))
+    _remember(compiled)
+    return compiled
+
+
+def restore(payload: bytes, pairs: Sequence[tuple[str, str]], max_message_bytes: int, *,
+            reuse: Sequence[Confirmer] = (), from_disk: bool = False) -> Compiled:
+    """The compiled form of ``pairs`` from ``payload`` (:func:`serialise`'s bytes, made by another
+    process), kept in memory so that :func:`compile_catalog` of the same pairs returns it at once.
+
+    Verified as an on-disk entry is (format, key, versions, one translation per regex).
+    ``reuse``: confirmers of a running catalog, taken over for every unchanged regex together
+    with their compiled RE2 and Python patterns (so matching after a reload does not compile
+    them again). Raises ValueError (or a msgpack error) for a payload of other pairs, limits or
+    versions, ``hyperscan.error`` if the database does not deserialise.
+    """
+    key = fingerprint(pairs, max_message_bytes)
     with _LOCK:
-        _CACHE[key] = compiled
+        cached = _CACHE.get(key)
+    if cached is not None:
+        return cached
+    started = time.perf_counter()
+    translations, state = _decode(payload, key, [regex for _, regex in pairs])
+    prefilter = Prefilter.restore(state)
+    warm = {confirmer.translation: confirmer for confirmer in reuse}
+    confirmers = tuple(warm[t] if t in warm else Confirmer(t) for t in translations)
+    compiled = Compiled(key, translations, confirmers, prefilter, time.perf_counter() - started, from_disk)
+    _remember(compiled)
+    return compiled
+
+
+def _remember(compiled: Compiled) -> None:
+    """Keep ``compiled`` in memory, the least recently used beyond :data:`CACHE_SIZE` dropped."""
+    with _LOCK:
+        _CACHE[compiled.fingerprint] = compiled
+        _CACHE.move_to_end(compiled.fingerprint)
         evicted = [_CACHE.popitem(last=False)[1] for _ in range(len(_CACHE) - CACHE_SIZE)]
     _release(evicted)
-    return compiled
 
 
 def _release(evicted: list[Compiled]) -> None:
@@ -155,7 +187,9 @@ def _build(key: str, regexes: list[str]) -> Compiled:
     return Compiled(key, translations, confirmers, prefilter, time.perf_counter() - started)
 
 
-def _payload(compiled: Compiled) -> bytes:
+def serialise(compiled: Compiled) -> bytes:
+    """``compiled`` as bytes (msgpack: translations, serialised Vectorscan database, :func:`versions`),
+    as kept on disk and read back by :func:`restore` or the next :func:`compile_catalog`."""
     state = compiled.prefilter.state()
     return bytes(msgpack.packb({
         "format": FORMAT, "key": compiled.fingerprint, "versions": versions(),

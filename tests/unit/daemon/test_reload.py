@@ -1,4 +1,5 @@
-"""Catalog reload: on change or when forced, compiled off the caller's thread; any failure keeps the running catalog."""
+"""Catalog reload: on change or when forced, compiled in a child process waited for off the caller's thread; any
+failure keeps the running catalog."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import asyncio
 import gc
 import json
 import os
+import pickle
 import threading
 import time
 import weakref
@@ -18,6 +20,7 @@ from prometheus_client import CollectorRegistry
 from logsig.batch import RecordBatch, batch_of_records
 from logsig.config import CatalogSettings
 from logsig.daemon import runner
+from logsig.daemon.compile_process import Prepared, Preparer, prepare
 from logsig.daemon.offsets import OffsetTracker
 from logsig.daemon.reload import CatalogWatcher
 from logsig.daemon.runner import Daemon
@@ -27,6 +30,7 @@ from logsig.matchers.engine.engine import Engine
 from logsig.pipeline import Pipeline
 from logsig.telemetry import Metrics
 from logsig.testing import FakeSource, RecordingSink, fresh_metrics, make_record
+from tests.unit.daemon import child_fakes
 
 DEADLINE_SECONDS = 60.0
 
@@ -46,8 +50,9 @@ def settle(watcher: CatalogWatcher, metrics: Metrics) -> Engine | None:
     return engine
 
 
-def _watcher(path: Path, **settings: object) -> CatalogWatcher:
-    return CatalogWatcher(CatalogSettings(builtin=False, paths=[path], cache_max_entries=0, **settings), 65536)
+def _watcher(path: Path, preparer: Preparer = prepare, **settings: object) -> CatalogWatcher:
+    return CatalogWatcher(CatalogSettings(builtin=False, paths=[path], cache_max_entries=0, **settings), 65536,
+                          preparer)
 
 
 class TestCatalogWatcher:
@@ -94,14 +99,14 @@ class TestCatalogWatcher:
         watcher = _watcher(path)
         watcher.load_initial(metrics)
         release, threads = threading.Event(), []
-        compile_now = watcher._compile
+        prepare_now = watcher._prepare
 
-        def held() -> Engine:
+        def held() -> bytes:
             threads.append(threading.get_ident())
             assert release.wait(DEADLINE_SECONDS)
-            return compile_now()
+            return prepare_now()
 
-        monkeypatch.setattr(watcher, "_compile", held)
+        monkeypatch.setattr(watcher, "_prepare", held)
         _write(path, "bang", 2_000)
         watcher.force()
         answers = [watcher.poll(metrics) for _ in range(3)]
@@ -112,29 +117,93 @@ class TestCatalogWatcher:
             answers, reloading, [s.regex for s in engine.signatures] if engine else [],
             threading.get_ident() in threads)
 
-    @pytest.mark.parametrize("error", [hyperscan.error("Pattern too large"), MemoryError(), OSError("disk gone")],
-                             ids=["hyperscan", "memory", "os"])
-    def test_any_exception_while_compiling_keeps_the_running_catalog(
-            self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, error: BaseException) -> None:
-        """Not only catalog problems: a Vectorscan error or any other exception is a counted failed reload."""
+    @pytest.mark.parametrize("preparer", [child_fakes.vectorscan_fails, child_fakes.out_of_memory,
+                                          child_fakes.disk_gone, child_fakes.dies],
+                             ids=["hyperscan", "memory", "os", "child-died"])
+    def test_any_failure_of_the_child_process_keeps_the_running_catalog(
+            self, tmp_path: Path, preparer: Preparer) -> None:
+        """Not only catalog problems: a Vectorscan error, any other exception or a dead child is a counted failed reload."""
+        path = tmp_path / "site.json"
+        _write(path, "boom", 1_000)
+        registry = CollectorRegistry()
+        metrics = Metrics(registry)
+        watcher = _watcher(path, preparer)
+        first = watcher.load_initial(metrics)
+        _write(path, "bang", 2_000)
+        watcher.force()
+        outcome = settle(watcher, metrics)
+        assert (None, 1.0, 0.0, False, ["boom"]) == (
+            outcome, registry.get_sample_value("logsig_catalog_reloads_total", {"result": "failure"}),
+            registry.get_sample_value("logsig_catalog_reload_success"), watcher.reloading,
+            [s.regex for s in first.signatures])
+
+    def test_catalog_problems_found_in_the_child_are_logged_with_each_problem(
+            self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        """A CatalogError raised in the child comes back with its problems, which the failure's log line lists."""
+        path = tmp_path / "site.json"
+        _write(path, "boom", 1_000)
+        metrics = Metrics(CollectorRegistry())
+        watcher = _watcher(path)
+        watcher.load_initial(metrics)
+        _write(path, "(broken", 2_000)
+        watcher.force()
+        outcome = settle(watcher, metrics)
+        logged = capsys.readouterr().out
+        assert (None, True, True) == (outcome, "catalog reload failed; keeping the running catalog" in logged,
+                                      "site/boom: regex: does not compile" in logged)
+
+    def test_an_answer_that_does_not_verify_keeps_the_running_catalog(self, tmp_path: Path) -> None:
+        """A compiled form that belongs to other regexes than the signatures it came with is a failed reload."""
         path = tmp_path / "site.json"
         _write(path, "boom", 1_000)
         registry = CollectorRegistry()
         metrics = Metrics(registry)
         watcher = _watcher(path)
         watcher.load_initial(metrics)
+        _write(path, "bang", 2_000)
+        other = prepare(CatalogSettings(builtin=False, paths=[path], cache_max_entries=0), 65536)
+        _write(path, "bam", 3_000)
+        mismatched = Prepared(prepare(watcher.settings, 65536).signatures, other.payload)
+        compiled_module.clear_cache()
+        watcher._prepare = lambda: pickle.dumps(mismatched)  # type: ignore[method-assign]
+        watcher.force()
+        outcome = settle(watcher, metrics)
+        assert (None, 1.0) == (outcome, registry.get_sample_value("logsig_catalog_reloads_total",
+                                                                   {"result": "failure"}))
 
-        def failing(_patterns: object) -> None:
-            raise error
+    def test_the_compile_runs_in_another_process(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        """A compile that would fail in the daemon's process does not touch the reload, which compiles elsewhere."""
+        path = tmp_path / "site.json"
+        _write(path, "boom", 1_000)
+        metrics = Metrics(CollectorRegistry())
+        watcher = _watcher(path)
+        watcher.load_initial(metrics)
 
-        monkeypatch.setattr(compiled_module, "Prefilter", failing)
+        def failing(_key: str, _regexes: list[str]) -> None:
+            raise hyperscan.error("compiled in the daemon's process")
+
+        monkeypatch.setattr(compiled_module, "_build", failing)
         compiled_module.clear_cache()
         _write(path, "bang", 2_000)
         watcher.force()
-        outcome = settle(watcher, metrics)
-        assert (None, 1.0, 0.0, False) == (
-            outcome, registry.get_sample_value("logsig_catalog_reloads_total", {"result": "failure"}),
-            registry.get_sample_value("logsig_catalog_reload_success"), watcher.reloading)
+        engine = settle(watcher, metrics)
+        assert ["bang"] == ([s.regex for s in engine.signatures] if engine else [])
+
+    def test_unchanged_regexes_keep_their_compiled_confirmers(self, tmp_path: Path) -> None:
+        """After a reload the confirmer of a signature whose regex did not change is the running one, RE2 compiled."""
+        path, other = tmp_path / "site.json", tmp_path / "other.json"
+        _write(path, "boom", 1_000)
+        other.write_text(json.dumps({"id": "site/bang", "signature": "bang", "regex": "bang"}))
+        metrics = Metrics(CollectorRegistry())
+        watcher = CatalogWatcher(CatalogSettings(builtin=False, paths=[tmp_path], cache_max_entries=0), 65536)
+        first = watcher.load_initial(metrics)
+        _write(path, "bam", 2_000)
+        watcher.force()
+        engine = settle(watcher, metrics)
+        kept = {s.regex: c for s, c in zip(engine.signatures, engine.compiled.confirmers, strict=True)} if engine else {}
+        old = dict(zip([s.regex for s in first.signatures], first.compiled.confirmers, strict=True))
+        assert (True, ["site/bang"]) == (kept["bang"] is old["bang"],
+                                         [m.signature.id for m in engine.match("bang")] if engine else [])
 
     def test_worker_compile_restores_the_collector_state(self, tmp_path: Path) -> None:
         """The collector, held off during the worker's compile, is enabled again afterwards."""
@@ -174,14 +243,14 @@ class TestReloadInTheDaemon:
         watcher = _watcher(path)
         pipeline = Pipeline(watcher.load_initial(metrics), DecodeSettings())
         started, release = threading.Event(), threading.Event()
-        compile_now = watcher._compile
+        prepare_now = watcher._prepare
 
-        def held() -> Engine:
+        def held() -> bytes:
             started.set()
             assert release.wait(DEADLINE_SECONDS)
-            return compile_now()
+            return prepare_now()
 
-        monkeypatch.setattr(watcher, "_compile", held)
+        monkeypatch.setattr(watcher, "_prepare", held)
 
         def change_catalog() -> bool:
             _write(path, "bang", 2_000)
@@ -210,14 +279,8 @@ class TestReloadInTheDaemon:
         path = tmp_path / "site.json"
         _write(path, "boom", 1_000)
         metrics = fresh_metrics()
-        watcher = _watcher(path)
+        watcher = _watcher(path, child_fakes.vectorscan_fails)
         pipeline = Pipeline(watcher.load_initial(metrics), DecodeSettings())
-
-        def failing(_patterns: object) -> None:
-            raise hyperscan.error("Pattern too large")
-
-        monkeypatch.setattr(compiled_module, "Prefilter", failing)
-        compiled_module.clear_cache()
 
         def change_catalog() -> bool:
             _write(path, "bang", 2_000)
