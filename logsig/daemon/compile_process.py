@@ -11,9 +11,9 @@ daemon's lock; the daemon only deserialises the answer.
 inherits no socket, thread or event loop of the daemon): it loads the catalog, compiles it
 (reading or writing the on-disk compile cache when one is configured) and answers a
 :class:`Prepared`. :func:`in_child` runs a preparer in a one-off child process and answers its
-result pickled, so that the caller chooses when to unpickle it (with the garbage collector held
-off: about 0.1 s for 5,000 signatures, with the lock handed over in between). :func:`engine_from`
-makes the Engine from it.
+result pickled in slices of :data:`SLICE_SIGNATURES` signatures, so that the caller chooses when
+to unpickle it (:func:`unpickle`, with the garbage collector held off: about 0.1 s for 5,000
+signatures, the lock handed over between slices). :func:`engine_from` makes the Engine from it.
 
 Errors: what the preparer raises in the child is raised again by :func:`in_child`
 (:class:`~logsig.errors.CatalogError` with its problems, ``hyperscan.error``, ``OSError``, ...); a
@@ -23,8 +23,10 @@ child that dies (killed, out of memory, a crash in a native library) raises
 
 from __future__ import annotations
 
+import dataclasses
 import multiprocessing
 import pickle
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -36,7 +38,11 @@ from logsig.matchers.engine.engine import Engine
 from logsig.matchers.signature import Signature
 
 START_METHOD = "spawn"
-"""How the child starts: a fresh interpreter, nothing of the daemon's state copied (not ``fork``)."""
+"""How the child starts: a fresh interpreter, nothing of the daemon's state copied (not ``fork``). As
+with any ``spawn`` child, a program that embeds the watcher guards its main module
+(``if __name__ == "__main__":``); logsig's entry points do."""
+SLICE_SIGNATURES = 250
+"""Signatures per pickled slice of the answer (unpickling one takes a few milliseconds)."""
 
 
 @dataclass(frozen=True)
@@ -72,13 +78,18 @@ def pairs(signatures: Sequence[Signature]) -> list[tuple[str, str]]:
     return [(sig.id, sig.regex) for sig in signatures]
 
 
-def _pickled(preparer: Preparer, settings: CatalogSettings, max_message_bytes: int) -> bytes:
-    """In the child: ``preparer``'s answer, pickled."""
-    return pickle.dumps(preparer(settings, max_message_bytes), protocol=pickle.HIGHEST_PROTOCOL)
+def _pickled(preparer: Preparer, settings: CatalogSettings, max_message_bytes: int) -> list[bytes]:
+    """In the child: ``preparer``'s answer, pickled: first the rest, then its signatures in slices."""
+    prepared = preparer(settings, max_message_bytes)
+    signatures = prepared.signatures
+    slices = [signatures[i:i + SLICE_SIGNATURES] for i in range(0, len(signatures), SLICE_SIGNATURES)]
+    return [pickle.dumps(part, protocol=pickle.HIGHEST_PROTOCOL)
+            for part in [dataclasses.replace(prepared, signatures=()), *slices]]
 
 
-def in_child(preparer: Preparer, settings: CatalogSettings, max_message_bytes: int) -> bytes:
-    """``pickle.dumps(preparer(settings, max_message_bytes))``, computed in a new child process.
+def in_child(preparer: Preparer, settings: CatalogSettings, max_message_bytes: int) -> list[bytes]:
+    """``preparer(settings, max_message_bytes)`` computed in a new child process, pickled in parts
+    (read them with :func:`unpickle`).
 
     Blocks until the child answers (call it from a worker thread). Raises what the preparer
     raised, or BrokenProcessPool if the child died.
@@ -86,6 +97,19 @@ def in_child(preparer: Preparer, settings: CatalogSettings, max_message_bytes: i
     context = multiprocessing.get_context(START_METHOD)
     with ProcessPoolExecutor(max_workers=1, mp_context=context) as pool:
         return pool.submit(_pickled, preparer, settings, max_message_bytes).result()
+
+
+def unpickle(parts: Sequence[bytes]) -> Prepared:
+    """The :class:`Prepared` of :func:`in_child`'s parts, a part at a time, letting other threads
+    take the interpreter lock between parts. Raises ValueError for no parts."""
+    if not parts:
+        raise ValueError("no answer from the catalog compile")
+    head: Prepared = pickle.loads(parts[0])
+    signatures = list(head.signatures)
+    for part in parts[1:]:
+        signatures.extend(pickle.loads(part))
+        time.sleep(0)  # hands the lock over to a waiting thread (the event loop)
+    return dataclasses.replace(head, signatures=tuple(signatures))
 
 
 def engine_from(prepared: Prepared, max_message_bytes: int, running: Engine | None) -> Engine:

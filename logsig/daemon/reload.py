@@ -16,7 +16,6 @@ problem (:class:`~logsig.errors.CatalogError`) or anything else (``hyperscan.err
 from __future__ import annotations
 
 import gc
-import pickle
 import sys
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -25,7 +24,7 @@ from pathlib import Path
 import structlog
 
 from logsig.config import CatalogSettings
-from logsig.daemon.compile_process import Prepared, Preparer, engine_from, in_child, prepare
+from logsig.daemon.compile_process import Preparer, engine_from, in_child, prepare, unpickle
 from logsig.errors import CatalogError
 from logsig.matchers.catalog.loader import builtin_path, catalog_files, load_catalog
 from logsig.matchers.engine.engine import Engine
@@ -99,8 +98,9 @@ class CatalogWatcher:
         catalog = load_catalog(self.settings.paths, builtin=self.settings.builtin)
         return Engine(catalog.signatures, max_message_bytes=self.max_message_bytes, cache=self.cache)
 
-    def _prepare(self) -> bytes:
-        """The pickled :class:`Prepared` of the catalog, from a child process (blocks this thread)."""
+    def _prepare(self) -> list[bytes]:
+        """The catalog's :class:`~logsig.daemon.compile_process.Prepared`, pickled in parts by a child
+        process (blocks this thread)."""
         return in_child(self._preparer, self.settings, self.max_message_bytes)
 
     def _compile_in_worker(self) -> Engine:
@@ -113,13 +113,13 @@ class CatalogWatcher:
         interval is :data:`WORKER_SWITCH_INTERVAL_SECONDS`, so the event loop waits less for the
         lock each time it wakes.
         """
-        pickled = self._prepare()
+        parts = self._prepare()
         enabled, interval = gc.isenabled(), sys.getswitchinterval()
         gc.disable()
         sys.setswitchinterval(WORKER_SWITCH_INTERVAL_SECONDS)
         try:
-            prepared: Prepared = pickle.loads(pickled)
-            del pickled
+            prepared = unpickle(parts)
+            del parts
             engine = engine_from(prepared, self.max_message_bytes, self._running)
             gc.freeze()  # the new catalog's objects join the long-lived ones the collector skips
         finally:

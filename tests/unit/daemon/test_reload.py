@@ -101,7 +101,7 @@ class TestCatalogWatcher:
         release, threads = threading.Event(), []
         prepare_now = watcher._prepare
 
-        def held() -> bytes:
+        def held() -> list[bytes]:
             threads.append(threading.get_ident())
             assert release.wait(DEADLINE_SECONDS)
             return prepare_now()
@@ -165,7 +165,7 @@ class TestCatalogWatcher:
         _write(path, "bam", 3_000)
         mismatched = Prepared(prepare(watcher.settings, 65536).signatures, other.payload)
         compiled_module.clear_cache()
-        watcher._prepare = lambda: pickle.dumps(mismatched)  # type: ignore[method-assign]
+        watcher._prepare = lambda: [pickle.dumps(mismatched)]  # type: ignore[method-assign]
         watcher.force()
         outcome = settle(watcher, metrics)
         assert (None, 1.0) == (outcome, registry.get_sample_value("logsig_catalog_reloads_total",
@@ -245,7 +245,7 @@ class TestReloadInTheDaemon:
         started, release = threading.Event(), threading.Event()
         prepare_now = watcher._prepare
 
-        def held() -> bytes:
+        def held() -> list[bytes]:
             started.set()
             assert release.wait(DEADLINE_SECONDS)
             return prepare_now()
