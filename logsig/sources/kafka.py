@@ -112,6 +112,7 @@ class KafkaSource:
         self._listener = _Listener(on_revoked, on_assigned)
         self._consumer: AIOKafkaConsumer | None = None
         self._commit_via = commit_via
+        self._missing: list[str] = []
 
     def listen(self, on_revoked: Rebalance, on_assigned: Rebalance) -> None:
         """Await ``on_revoked``/``on_assigned`` in rebalances (set before :meth:`start`)."""
@@ -162,9 +163,16 @@ class KafkaSource:
         return None
 
     async def missing_topics(self) -> list[str]:
-        """The subscribed topics the cluster does not have (fresh metadata, sorted)."""
-        present = await self.consumer.topics()
-        return sorted(set(self.settings.topics) - set(present))
+        """The subscribed topics the cluster does not have (fresh metadata, sorted). While no broker
+        answers (aiokafka: "Unable to get cluster metadata over all known brokers"), the previous
+        answer, with a warning: the consumer keeps retrying, and ``/readyz`` already tells why."""
+        try:
+            present = await self.consumer.topics()
+        except KafkaError as error:
+            log.warning("cannot list the cluster's topics; will ask again", error=repr(error))
+            return self._missing
+        self._missing = sorted(set(self.settings.topics) - set(present))
+        return self._missing
 
     def assignment(self) -> set[TP]:
         """The partitions assigned to this member now (none before :meth:`start` succeeded)."""
@@ -193,7 +201,12 @@ class KafkaSource:
             highwater = self.consumer.highwater(tp)
             if highwater is None:
                 continue
-            position = await self.consumer.position(tp)
+            try:
+                position = await self.consumer.position(tp)
+            except KafkaError as error:  # the broker went away: lag is unknown, not an error of ours
+                log.warning("cannot read a partition's position; lag unknown for now", error=repr(error),
+                            topic=tp.topic, partition=tp.partition)
+                continue
             out[(tp.topic, tp.partition)] = max(0, highwater - position)
         return out
 

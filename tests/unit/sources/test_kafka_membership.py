@@ -66,3 +66,39 @@ class TestKafkaSourceMembership:
     def test_no_partitions_before_the_consumer_started(self) -> None:
         """Before start (the broker not reached yet) the source has no partitions; it does not raise."""
         assert set() == KafkaSource(KafkaSettings()).assignment()
+
+
+class UnreachableConsumer(RecordingConsumer):
+    """A consumer whose broker went away after it started: metadata and positions fail."""
+
+    answers: list[object] = []
+
+    async def topics(self) -> set[str]:
+        answer = UnreachableConsumer.answers.pop(0)
+        if isinstance(answer, Exception):
+            raise answer
+        return answer  # type: ignore[return-value]
+
+    def assignment(self) -> set[Any]:
+        from aiokafka import TopicPartition
+        return {TopicPartition("logs", 0)}
+
+    def highwater(self, tp: Any) -> int:
+        return 10
+
+    async def position(self, tp: Any) -> int:
+        from aiokafka.errors import KafkaConnectionError
+        raise KafkaConnectionError("Unable to bootstrap")
+
+
+class TestBrokerGone:
+    async def test_topic_checks_and_lag_survive_an_unreachable_broker(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """While no broker answers, missing_topics keeps its previous answer and lag leaves the partition
+        out, instead of raising into the daemon's housekeeping."""
+        from aiokafka.errors import KafkaError
+        monkeypatch.setattr(source_module, "AIOKafkaConsumer", UnreachableConsumer)
+        UnreachableConsumer.answers = [{"other"}, KafkaError("Unable to get cluster metadata over all known brokers")]
+        source = KafkaSource(KafkaSettings(topics=["logs"]))
+        await source.start()
+        assert (["logs"], ["logs"], {}) == (await source.missing_topics(), await source.missing_topics(),
+                                            await source.lag())
