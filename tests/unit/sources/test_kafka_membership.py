@@ -1,6 +1,6 @@
 """What the Kafka source asks of its consumer: static membership, heartbeats, isolation, and where commits go."""
 
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -71,7 +71,7 @@ class TestKafkaSourceMembership:
 class UnreachableConsumer(RecordingConsumer):
     """A consumer whose broker went away after it started: metadata and positions fail."""
 
-    answers: list[object] = []
+    answers: ClassVar[list[object]] = []
 
     async def topics(self) -> set[str]:
         answer = UnreachableConsumer.answers.pop(0)
