@@ -9,6 +9,8 @@ others are counted as events and left as values.
 
 from __future__ import annotations
 
+import re
+
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -74,6 +76,35 @@ def _shifted(match: Match, shift: int, length: int) -> Match:
     start, end = match.span
     span = (0, length) if start < shift else (start - shift, end - shift)
     return Match(match.signature, span, match.captures)
+
+
+_QUIET_LEVELS = frozenset({"trace", "debug", "info"})
+"""Levels at which a record says of itself that it is not a failure: the generic tier stays quiet."""
+
+_ADVICE = re.compile(r"To silence this warning|(?:^|[\s:|\]])If you (?:get|see|encounter|hit|run into) ")
+"""A line that tells how to silence it or what to do if an error appears is advice or a warning, not a
+failure (SGLang's "... To silence this warning, specify --disable-custom-all-reduce", bitsandbytes'
+"If you get `CUDA error: invalid device function` errors, ...")."""
+
+_RELOGGED = re.compile(r"\| (?:ERROR|WARNING) \| (?:stderr|stdout) \| (?P<inner>.*)")
+"""FastChat's controller and workers log every line their children print on stderr at ERROR
+(``2024-01-04 11:10:35 | ERROR | stderr | <child line>``): the child line's own level counts."""
+
+_INNER_LEVEL = re.compile(r"^[\d\-:,. ]*\b(DEBUG|INFO|WARNING)\b|^\s*\[?(?:DEBUG|INFO|WARNING)[\]:]")
+
+
+def quiet(event: LogEvent, matches: list[Match]) -> list[Match]:
+    """``matches`` less what the record itself says is no failure: every match on an advice line
+    (see ``_ADVICE``); generic-tier matches when the record's level (its fields' or its header's) is
+    trace, debug or info, or when a child's line re-logged at ERROR has its own lower level."""
+    message = event.message
+    if _ADVICE.search(message):
+        return []
+    level = event.level or line_level(message)
+    relogged = _RELOGGED.search(message)
+    if level in _QUIET_LEVELS or (relogged is not None and _INNER_LEVEL.search(relogged.group("inner"))):
+        return [m for m in matches if m.signature.tier != "generic"]
+    return matches
 
 
 def _utcnow() -> datetime:
@@ -161,6 +192,9 @@ class Pipeline:
         truncated_before = self.engine.truncated_messages
         batches = self.engine.match_batch([e.message for e in events])
         self._match_record_levels(events, batches)
+        for i, event in enumerate(events):
+            if batches[i]:
+                batches[i] = quiet(event, batches[i])
         result.truncated += self.engine.truncated_messages - truncated_before
         for event, matches in zip(events, batches, strict=True):
             if matches:
