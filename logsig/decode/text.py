@@ -156,6 +156,17 @@ def parse_time(value: object) -> datetime | None:
     return None
 
 
+_LEADING_TIME = re.compile(r"\[?(\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?:Z|[+-]\d\d:?\d\d)?)[\]\s|]")
+
+
+def leading_time(text: str) -> datetime | None:
+    """The ISO 8601 / RFC 3339 time a plain line starts with (``2026-12-01T13:40:50Z ...``,
+    ``2024-01-04 11:10:35,894 ...``, ``[2025-11-01 16:50:36 TP1] ...``; no zone: UTC), or None."""
+    if not text[:1] in "[0123456789" or (found := _LEADING_TIME.match(text)) is None:
+        return None
+    return parse_time(found.group(1).replace(",", "."))
+
+
 def _parse_text_time(text: str) -> datetime | None:
     """ISO 8601 text or a decimal epoch number."""
     if text[:1].isdigit() and text.isdigit():

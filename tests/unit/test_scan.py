@@ -143,6 +143,13 @@ class TestTimeWindow:
         assert "not a time: 'yesterday'" in capsys.readouterr().err
 
 
+    def test_plain_lines_are_windowed_by_their_leading_time(
+            self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        """Plain lines that start with an ISO time are kept or left out by it, like shipper records."""
+        path = write(tmp_path, "in.log", f"2024-08-14T16:06:55Z {XID}\n2024-08-14T18:00:00Z {XID}\n".encode())
+        code, incidents, _ = scanned(capsys, "--since", "2024-08-14T17:00:00Z", str(path))
+        assert (0, [2]) == (code, sorted({i["source"]["line_number"] for i in incidents}))  # type: ignore[index]
+
     def test_since_not_before_until_is_refused(self, capsys: pytest.CaptureFixture[str]) -> None:
         """--since at or after --until exits 2 naming both, before reading any input."""
         assert 2 == main(["scan", "--since", "2024-08-14T19:00:00Z", "--until", "2024-08-14T17:00:00Z", "-"])

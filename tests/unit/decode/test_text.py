@@ -154,3 +154,23 @@ class TestUnescapeNested:
     def test_rsyslog_escape_of_esc_is_stripped(self) -> None:
         """rsyslog writes ESC as ``#033``; its colour codes are removed like real ones."""
         assert "vllm[7]: ERROR 05-01 [core.py:1] boom" == clean_line("vllm[7]: #033[1;31mERROR 05-01 [core.py:1]#033[0m boom")
+
+
+class TestLeadingTime:
+    def test_plain_lines_starting_with_an_iso_time_carry_it(self) -> None:
+        """RFC 3339 with a zone, a space-separated time with a comma fraction (Python logging), and a
+        bracketed one (SGLang) are read; a vLLM header without a year and a non-date are not."""
+        from datetime import UTC, datetime, timedelta, timezone
+
+        from logsig.decode.text import leading_time
+        assert [datetime(2026, 12, 1, 13, 40, 50, tzinfo=UTC),
+                datetime(2024, 1, 4, 11, 10, 35, 894000, tzinfo=UTC),
+                datetime(2025, 11, 1, 16, 50, 36, tzinfo=UTC),
+                datetime(2024, 8, 14, 16, 6, 55, 123000, tzinfo=timezone(timedelta(hours=2))),
+                None, None] == [
+            leading_time("2026-12-01T13:40:50Z NVRM: Xid (PCI:0000:3b:00): 79"),
+            leading_time("2024-01-04 11:10:35,894  INFO worker.py:1636 -- Started a local Ray instance."),
+            leading_time("[2025-11-01 16:50:36 TP1] Scheduler hit an exception"),
+            leading_time("2024-08-14T16:06:55.123+02:00 torch.OutOfMemoryError: CUDA out of memory."),
+            leading_time("INFO 12-01 13:40:50 [core.py:1] EngineCore failed to start."),
+            leading_time("2024-13-45T99:00:00Z not a time")]
