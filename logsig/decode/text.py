@@ -162,7 +162,7 @@ _LEADING_TIME = re.compile(r"\[?(\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d{1,9}
 def leading_time(text: str) -> datetime | None:
     """The ISO 8601 / RFC 3339 time a plain line starts with (``2026-12-01T13:40:50Z ...``,
     ``2024-01-04 11:10:35,894 ...``, ``[2025-11-01 16:50:36 TP1] ...``; no zone: UTC), or None."""
-    if not text[:1] in "[0123456789" or (found := _LEADING_TIME.match(text)) is None:
+    if text[:1] not in "[0123456789" or (found := _LEADING_TIME.match(text)) is None:
         return None
     return parse_time(found.group(1).replace(",", "."))
 
