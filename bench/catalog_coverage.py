@@ -3,12 +3,13 @@
 Prints Markdown for ``docs/signatures.md``: signatures per server and category, then, on
 ``tests/data/corpus``, how many failure excerpts are detected on their key line (with the
 expected primary signature, and with any signature) and how many benign lines match anything.
-Usage: ``python bench/catalog_coverage.py``.
+Usage: ``python bench/catalog_coverage.py [--readme]`` (``--readme``: the README's shorter table).
 """
 
 from __future__ import annotations
 
 import json
+import sys
 import time
 from collections import Counter
 from pathlib import Path
@@ -69,7 +70,13 @@ def corpus_figures() -> str:
         detected += bool(matches)
         exact += bool(matches) and rank(matches)[0].signature.id == expected.get(excerpt["id"])
     benign = [json.loads(x)["line"] for x in (CORPUS / "benign_lines.jsonl").read_text(encoding="utf-8").splitlines()]
-    false_pos = sum(1 for ms in engine.match_batch(benign) if any(m.signature.role != "banner" for m in ms))
+    # through the pipeline, as the daemon sees them (a line's own level and advice words count there)
+    from corpus_detection import primaries
+
+    from logsig.config import load_settings
+    from logsig.pipeline import Pipeline
+    settings = load_settings(decode={"multiline": {"enabled": False}}).decode
+    false_pos = len(primaries(Pipeline(engine, settings), benign))
     kinds = len({e["kind"] for e in excerpts})
     return (f"On the corpus ({len(excerpts)} excerpts of {kinds} failure kinds from public bug reports, "
             f"{len(benign)} benign lines): {detected}/{len(excerpts)} key lines detected, "
@@ -77,7 +84,34 @@ def corpus_figures() -> str:
             f"{false_pos}/{len(benign)} benign lines matched (false positives).")
 
 
+LAYERS = {"vllm": "vLLM", "sglang": "SGLang", "tgi": "TGI", "triton": "Triton, TensorRT-LLM",
+          "trtllm": "Triton, TensorRT-LLM", "lmdeploy": "LMDeploy", "ollama": "Ollama, llama.cpp",
+          "llamacpp": "Ollama, llama.cpp", "ray": "Ray", "kserve": "KServe", "pytorch": "PyTorch, CUDA, ROCm",
+          "nccl": "NCCL", "nvidia-driver": "NVIDIA driver", "k8s": "Kubernetes", "host": "host"}
+
+
+def compact_table() -> str:
+    """The README's table: specific signatures per server (``llm`` ones, by their ``servers``; one
+    printed by several counts in each row) or per layer (the other domains) and category."""
+    sigs = [s for s in load_catalog().signatures if s.role != "banner" and s.tier != "generic"]
+    cats = sorted({s.category for s in sigs})
+    cells: Counter[tuple[str, str]] = Counter()
+    for sig in sigs:
+        names = (sig.servers or [_server_of(sig.domain, sig.id)]) if sig.domain == "llm" else [
+            _server_of(sig.domain, sig.id)]
+        for layer in {LAYERS[x] for x in names if x in LAYERS}:
+            cells[(layer, sig.category)] += 1
+    rows = ["| | " + " | ".join(c.replace("_error", "")[:6] for c in cats) + " | all |", "|" + "---|" * (len(cats) + 2)]
+    for layer in dict.fromkeys(LAYERS.values()):
+        counts = [cells[(layer, c)] for c in cats]
+        rows.append(f"| {layer} | " + " | ".join(str(n or "") for n in counts) + f" | {sum(counts)} |")
+    return "\n".join(rows)
+
+
 if __name__ == "__main__":
+    if sys.argv[1:] == ["--readme"]:
+        print(compact_table())
+        raise SystemExit(0)
     print(coverage_table())
     print()
     print(corpus_figures())
