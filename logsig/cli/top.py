@@ -38,9 +38,14 @@ def add_parser(sub: Any) -> None:
     top.add_argument("--once", action="store_true", help="print one frame and exit")
 
 
+PIPED_WIDTH = 160
+"""Columns of a frame printed to a pipe or file (rich's default of 80 cuts signature ids)."""
+
+
 def fetch(url: str) -> Status:
     """The daemon's ``/status``. Raises OSError (with the URL) when it cannot be read or parsed."""
-    target = url.rstrip("/") + "/status"
+    base = url if "://" in url else f"http://{url}"  # "localhost:9464" means the daemon's plain HTTP port
+    target = base.rstrip("/") + "/status"
     try:
         with urllib.request.urlopen(target, timeout=TIMEOUT_SECONDS) as response:
             status: Status = orjson.loads(response.read())
@@ -96,6 +101,8 @@ def cmd_top(args: argparse.Namespace) -> int:
     another every ``--interval`` seconds instead of being redrawn in place, as ``top -b`` does.
     """
     console = Console()
+    if not console.is_terminal and console.width < PIPED_WIDTH:  # piped: no terminal width to fit, keep ids whole
+        console = Console(width=PIPED_WIDTH)
     try:
         now = fetch(args.url)
         if args.once or not console.is_terminal:

@@ -60,7 +60,8 @@ class TestCommand:
 
     def test_without_a_terminal_frames_follow_one_another(
             self, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
-        """Piped, each poll prints a frame of its own (the second with rates) until Ctrl-C, exit 0."""
+        """Piped, each poll prints a frame of its own (the second with rates, signature ids whole) until
+        Ctrl-C, exit 0."""
         polls = iter([STATUS, STATUS])
 
         def poll(url: str) -> object:
@@ -70,4 +71,19 @@ class TestCommand:
         monkeypatch.setattr("logsig.cli.top.time.sleep", lambda seconds: None)
         assert 0 == main(["top", "--interval", "1"])
         out = capsys.readouterr().out
-        assert (2, 1) == (out.count("partitions 2  lag 42 records"), out.count("records 1,000 (0.0/s)"))
+        assert (2, 1, 2) == (out.count("partitions 2  lag 42 records"), out.count("records 1,000 (0.0/s)"),
+                             out.count("llm/vllm-cuda-oom-during-prefill"))
+
+    def test_a_url_without_scheme_is_plain_http(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """--url localhost:9464 asks http://localhost:9464/status."""
+        import io
+
+        from logsig.cli import top
+        asked: list[str] = []
+
+        def urlopen(url: str, timeout: float) -> io.BytesIO:
+            asked.append(url)
+            return io.BytesIO(b'{"ready": true}')
+
+        monkeypatch.setattr(top.urllib.request, "urlopen", urlopen)
+        assert ({"ready": True}, ["http://localhost:9464/status"]) == (top.fetch("localhost:9464"), asked)
