@@ -47,5 +47,5 @@ class TestUnclassifiedEndToEnd:
         assert 6.0 == metric_value(metrics, "logsig_unclassified_total", domain="generic")
         view = json.loads(body)
         top = view["templates"][0]
-        assert (200, 6, 1, incidents[0]["fingerprint"], ["vllm-0", "vllm-1", "vllm-2"], "generic/error-log-record") == (
+        assert (200, 6, 1, incidents[0]["fingerprint"], ["vllm-0", "vllm-1", "vllm-2"], "generic/error-message") == (
             status, view["total"], view["tracked"], top["fingerprint"], sorted(top["pods"]), top["signature_id"])
