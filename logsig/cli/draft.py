@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import urllib.error
 import urllib.request
@@ -23,6 +24,8 @@ from logsig.errors import ConfigError
 from logsig.matchers.authoring.draft import draft_problems, draft_record
 
 HTTP_TIMEOUT_SECONDS = 10.0
+TEXT_TABLE = re.compile(r"^\d+ unclassified lines, \d+ templates tracked")
+"""The first line of ``scan --unclassified --format text`` (:func:`logsig.sinks.stdout.write_unclassified`)."""
 HEADER = ("# Drafted by `logsig catalog draft`: edit the id (<domain>/<slug>), the category, root cause,\n"
           "# workarounds and dead ends (every '<fill in>'), add near misses to examples.no_match, then\n"
           "# run `logsig catalog check` and `logsig catalog test` on this file.\n")
@@ -38,13 +41,42 @@ def add_parser(csub: Any) -> None:
     draft.add_argument("--output", "-o", type=Path, metavar="FILE", help="write the record here (default: stdout)")
 
 
+EXPECTED = ("expected the JSON lines `logsig scan --unclassified FILE` writes: one object per template with "
+            "fingerprint, template and example")
+_FIELDS = ("fingerprint", "template", "example")
+
+
 def _entry_from_file(path: Path, fingerprint: str) -> dict[str, Any] | None:
-    for text in path.read_text(encoding="utf-8").splitlines():
+    """The entry of ``fingerprint`` in a ``scan --unclassified`` file, None if it is not there.
+
+    Raises:
+        ConfigError: the file cannot be read, or a line is not such an entry (the message says
+            which line, and what was expected).
+    """
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as error:
+        raise ConfigError(f"{path}: cannot read it ({getattr(error, 'strerror', None) or error}); {EXPECTED}") from None
+    for number, text in enumerate(lines, 1):
         if text.strip():
-            entry = json.loads(text)
-            if entry.get("fingerprint") == fingerprint:
-                return dict(entry)
+            entry = _entry(path, number, text)
+            if entry["fingerprint"] == fingerprint:
+                return entry
     return None
+
+
+def _entry(path: Path, number: int, text: str) -> dict[str, Any]:
+    """One line of a ``scan --unclassified`` file as its entry; ConfigError when it is not one."""
+    try:
+        entry = json.loads(text)
+    except ValueError:
+        hint = " (this is `--format text` output: scan again without it)" if TEXT_TABLE.match(text) else ""
+        raise ConfigError(f"{path}:{number}: not JSON{hint}; {EXPECTED}") from None
+    if not isinstance(entry, dict) or any(key not in entry for key in _FIELDS):
+        found = (f"keys {', '.join(sorted(map(str, entry)))}" if isinstance(entry, dict)
+                 else f"a JSON {type(entry).__name__}")
+        raise ConfigError(f"{path}:{number}: not a template entry (found {found}); {EXPECTED}")
+    return dict(entry)
 
 
 def _entry_from_daemon(base: str, fingerprint: str) -> dict[str, Any] | None:
@@ -69,10 +101,7 @@ def template_entry(source: str, fingerprint: str) -> dict[str, Any]:
     if source.startswith(("http://", "https://")):
         entry = _entry_from_daemon(source, fingerprint)
     else:
-        try:
-            entry = _entry_from_file(Path(source), fingerprint)
-        except (OSError, ValueError) as error:
-            raise ConfigError(f"{source}: {error}") from error
+        entry = _entry_from_file(Path(source), fingerprint)
     if entry is None:
         raise ConfigError(f"{source}: no unclassified template with fingerprint {fingerprint!r}")
     return entry
@@ -80,6 +109,9 @@ def template_entry(source: str, fingerprint: str) -> dict[str, Any]:
 
 def cmd_draft(args: argparse.Namespace) -> int:
     """Draft; exit 0, 1 when the regex fails its checks, 2 on bad input."""
+    if args.source and args.template is None:
+        raise ConfigError(f"--from {args.source} needs --template FINGERPRINT (a fingerprint of that source; "
+                          f"without --template the examples are read from stdin)")
     if args.template is not None:
         if not args.source:
             raise ConfigError("--template needs --from (the daemon's URL or a `scan --unclassified` file)")

@@ -107,3 +107,32 @@ class TestCatalogDraft:
         monkeypatch.setattr("sys.stdin", io.StringIO(""))
         assert 2 == main(["catalog", "draft"])
         assert "no example lines on stdin" in capsys.readouterr().err
+
+    @pytest.mark.parametrize(("content", "says"), [
+        ("kafka:\n  topics: [a]\n", ":1: not JSON; expected the JSON lines `logsig scan --unclassified FILE` writes"),
+        ('{"a": 1}\n', ":1: not a template entry (found keys a); expected the JSON lines"),
+        ("[1, 2]\n", ":1: not a template entry (found a JSON list); expected"),
+        ("4 unclassified lines, 2 templates tracked (top 2 below)\n",
+         ":1: not JSON (this is `--format text` output: scan again without it); expected"),
+    ])
+    def test_wrong_file_says_what_was_expected(self, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                               content: str, says: str) -> None:
+        """A --from file that is not `scan --unclassified` JSON lines is exit 2, naming the line and what was expected."""
+        wrong = tmp_path / "wrong.txt"
+        wrong.write_text(content)
+        assert 2 == main(["catalog", "draft", "--template", "00aa11bb22cc33dd", "--from", str(wrong)])
+        assert f"logsig: {wrong}{says}" in capsys.readouterr().err
+
+    def test_missing_file_says_what_was_expected(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        """A --from file that does not exist is exit 2, with the reason and what was expected."""
+        assert 2 == main(["catalog", "draft", "--template", "00aa11bb22cc33dd", "--from", str(tmp_path / "no.jsonl")])
+        assert (f"logsig: {tmp_path / 'no.jsonl'}: cannot read it (No such file or directory); expected the JSON lines "
+                "`logsig scan --unclassified FILE` writes: one object per template with fingerprint, template and "
+                "example\n") == capsys.readouterr().err
+
+    def test_from_without_template_is_exit_2(self, monkeypatch: pytest.MonkeyPatch,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+        """--from without --template is refused instead of being ignored while stdin is drafted."""
+        monkeypatch.setattr("sys.stdin", io.StringIO("\n".join(BURST) + "\n"))
+        assert 2 == main(["catalog", "draft", "--from", "top.jsonl"])
+        assert "--from top.jsonl needs --template FINGERPRINT" in capsys.readouterr().err
