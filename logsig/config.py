@@ -267,15 +267,44 @@ def _problem(err: Any) -> str:
     return f"unknown key; did you mean {closest}?" if closest else "unknown key"
 
 
-def _format_error(error: ValidationError, path: Path | None) -> str:
-    where = f" in {path}" if path else ""
-    lines = []
+def _format_error(error: ValidationError, path: Path | None, data: dict[str, Any] | None = None) -> str:
+    """One line per error, naming the key and where its value came from: the environment variable
+    that set it, or for a section's own check the variables that set keys in it (and the file, when it
+    sets that section too). The header names the file only when some value at fault came from it."""
+    lines, from_file = [], False
     for err in error.errors():
-        key = ".".join(str(p) for p in err["loc"]) or "(root)"
-        variable = config_hints.variable_for(tuple(err["loc"]), os.environ)
-        source = f" (from environment variable {variable})" if variable else ""
+        loc = tuple(err["loc"])
+        key = ".".join(str(p) for p in loc) or "(root)"
+        source, in_file = _origin(loc, path, data)
+        from_file = from_file or in_file
         lines.append(f"  {key}: {_problem(err)}{source}")
+    where = f" in {path}" if path is not None and from_file else "" if from_file else " from the environment"
     return f"invalid settings{where}:\n" + "\n".join(lines)
+
+
+def _origin(loc: tuple[str | int, ...], path: Path | None, data: dict[str, Any] | None) -> tuple[str, bool]:
+    """`` (from environment variable X)`` or `` (KEY set by ...)`` for the value at ``loc``, and
+    whether the file may hold what is at fault."""
+    variable = config_hints.variable_for(loc, os.environ)
+    if variable:
+        return f" (from environment variable {variable})", False
+    under = config_hints.variables_under(loc, os.environ)
+    if not under:
+        return "", True
+    in_file = path is not None and _holds(data, loc)
+    key = ".".join(str(p) for p in loc)
+    plural = "s" if len(under) > 1 else ""
+    file_part = f"in {path} and " if in_file else ""
+    return f" ({key} set {file_part}by environment variable{plural} {', '.join(under)})", in_file
+
+
+def _holds(data: object, loc: tuple[str | int, ...]) -> bool:
+    """Whether the file's ``data`` has a value at ``loc``."""
+    for part in loc:
+        if not isinstance(data, dict) or part not in data:
+            return False
+        data = data[part]
+    return True
 
 
 def _yaml_problem(file: Path, error: yaml.YAMLError) -> str:
@@ -303,8 +332,9 @@ def _check_environment() -> None:
         raise ConfigError("\n".join(errors))
 
 
-def _check_file(file: Path) -> None:
-    """Raise ConfigError if ``file`` is not a YAML mapping (syntax errors name file, line and column)."""
+def _check_file(file: Path) -> dict[str, Any] | None:
+    """``file``'s YAML mapping (None when empty); raises ConfigError if it is not one (syntax errors
+    name file, line and column)."""
     try:
         data = yaml.safe_load(file.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as error:
@@ -314,6 +344,7 @@ def _check_file(file: Path) -> None:
     if data is not None and not isinstance(data, dict):
         raise ConfigError(f"settings file {file} must hold a mapping of sections (kafka:, http:, ...), "
                           f"not a {type(data).__name__}")
+    return data
 
 
 def load_settings(path: Path | str | None = None, **overrides: Any) -> Settings:
@@ -330,8 +361,7 @@ def load_settings(path: Path | str | None = None, **overrides: Any) -> Settings:
     file = Path(path) if path is not None else None
     if file is not None and not file.is_file():
         raise ConfigError(f"settings file not found: {file}")
-    if file is not None:
-        _check_file(file)
+    data = _check_file(file) if file is not None else None
     cls: type[Settings] = Settings
     if file is not None:
         config = SettingsConfigDict(**{**Settings.model_config, "yaml_file": file})
@@ -339,7 +369,7 @@ def load_settings(path: Path | str | None = None, **overrides: Any) -> Settings:
     try:
         return cls(**overrides)
     except ValidationError as error:
-        raise ConfigError(_format_error(error, file)) from error
+        raise ConfigError(_format_error(error, file, data)) from error
     except (OSError, ValueError) as error:
         unparsable = config_hints.unparsable_variables(Settings, os.environ)
         if unparsable:

@@ -139,6 +139,15 @@ def variable_for(loc: tuple[str | int, ...], environ: Mapping[str, str]) -> str 
     return None
 
 
+def variables_under(loc: tuple[str | int, ...], environ: Mapping[str, str]) -> list[str]:
+    """The environment variables (as spelt in ``environ``, sorted) that set keys inside the section
+    at ``loc`` (``("kafka",)``: ``LOGSIG_KAFKA__SECURITY_PROTOCOL``, ...); none for the root."""
+    if not loc:
+        return []
+    section = variable_of(tuple(map(str, loc))) + DELIMITER
+    return sorted(name for name in environ if name.upper().startswith(section))
+
+
 def unparsable_variables(model: type[BaseModel], environ: Mapping[str, str]) -> list[str]:
     """``NAME='value'`` of each variable setting a list, mapping or section to text that is not JSON."""
     paths = dict(setting_paths(model))

@@ -143,6 +143,41 @@ class TestMistakes:
         with pytest.raises(ConfigError, match=r"  http\.port: .* \(from environment variable LOGSIG_HTTP__PORT\)$"):
             load_settings()
 
+    def test_invalid_value_from_the_environment_does_not_blame_the_file(self, tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+        """With a good settings file, a bad variable's message says the environment, not the file."""
+        path = tmp_path / "s.yaml"
+        path.write_text("http:\n  port: 9464\n")
+        monkeypatch.setenv("LOGSIG_HTTP__PORT", "lots")
+        with pytest.raises(ConfigError) as raised:
+            load_settings(path)
+        assert ["invalid settings from the environment:", "(from environment variable LOGSIG_HTTP__PORT)"] == [
+            str(raised.value).splitlines()[0], str(raised.value).splitlines()[1][-45:]]
+
+    def test_section_check_names_the_variables_that_set_the_section(self, tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+        """A section's own check failing on a variable's value names that variable, and the file only if it sets the section."""
+        path = tmp_path / "s.yaml"
+        path.write_text("http:\n  port: 9464\n")
+        monkeypatch.setenv("LOGSIG_KAFKA__SECURITY_PROTOCOL", "SASL_SSL")
+        with pytest.raises(ConfigError) as raised:
+            load_settings(path)
+        assert ("invalid settings from the environment:\n  kafka: Value error, security_protocol=SASL_SSL needs "
+                "sasl_mechanism and sasl_username (got sasl_mechanism=None, sasl_username=None) (kafka set by "
+                "environment variable LOGSIG_KAFKA__SECURITY_PROTOCOL)") == str(raised.value)
+
+    def test_section_set_by_file_and_environment_names_both(self, tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+        """When the file and a variable both set the failing section, the message names both."""
+        path = tmp_path / "s.yaml"
+        path.write_text("kafka:\n  security_protocol: SASL_SSL\n")
+        monkeypatch.setenv("LOGSIG_KAFKA__SASL_MECHANISM", "PLAIN")
+        with pytest.raises(ConfigError) as raised:
+            load_settings(path)
+        assert (f"invalid settings in {path}:\n  kafka: Value error, security_protocol=SASL_SSL needs sasl_mechanism "
+                f"and sasl_username (got sasl_mechanism=PLAIN, sasl_username=None) (kafka set in {path} and by "
+                f"environment variable LOGSIG_KAFKA__SASL_MECHANISM)") == str(raised.value)
+
     def test_unparsable_list_names_the_variable_and_value(self, monkeypatch: pytest.MonkeyPatch) -> None:
         """A list variable that is not JSON is named with its value and the JSON form."""
         monkeypatch.setenv("LOGSIG_KAFKA__TOPICS", "a,b")
