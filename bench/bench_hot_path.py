@@ -16,11 +16,12 @@
    daemon reads at most 8 unacknowledged steps ahead of its acknowledgements. Also printed: records/s
    from the daemon's first commit to the commit of the last record (polled from the broker),
    delays included, against the bare consumer's whole run.
-3. ``latency``: lines produced at ``--rate`` lines/s (1% failure lines) while ``logsig run``
-   consumes: p50/p99 of record timestamp to incident, from the incidents' own timestamps (the
-   producer's send time; all events, the events opening a group, and group updates, which wait for
-   the group's next report by design) and from ``logsig_processing_latency_seconds`` (acknowledged,
-   all events), in ms.
+3. ``latency``: lines produced at ``--rate`` lines/s (1% failure lines, new failures appearing
+   over the whole run) once ``/readyz`` answers 200, while ``logsig run`` consumes: p50/p99 of
+   record timestamp to incident, from the incidents' own timestamps (the producer's send time; all
+   events, the events opening a group, and group updates, which wait for the group's next report by
+   design) and from ``logsig_processing_latency_seconds`` (acknowledged; status ``opened``, and
+   every status), in ms.
 4. ``rss``: peak and sampled RSS of ``logsig scan`` (same catalog) over ``--soak-lines`` lines
    (the stream repeated on stdin; ``--soak-lines 10000000`` for the long soak).
 
@@ -57,6 +58,7 @@ from gen_catalog import catalog  # noqa: E402
 from gen_stream import generate  # noqa: E402
 
 from logsig.matchers.catalog.loader import load_catalog  # noqa: E402
+from logsig.telemetry import LATENCY_STATUSES  # noqa: E402
 
 PARTITIONS = 3
 EXTRA_SIGNATURES = 1000
@@ -370,14 +372,18 @@ def _quantile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-def _histogram_quantile(port: int, q: float) -> float:
-    """``histogram_quantile`` of logsig_processing_latency_seconds, in ms (linear within a bucket)."""
+def _histogram_quantile(port: int, q: float, statuses: tuple[str, ...]) -> float:
+    """``histogram_quantile`` of logsig_processing_latency_seconds summed over ``statuses``, in ms
+    (linear within a bucket)."""
     text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5).read().decode()
-    buckets = []
+    counts: dict[float, float] = {}
     for line in text.splitlines():
-        if line.startswith("logsig_processing_latency_seconds_bucket"):
+        if line.startswith("logsig_processing_latency_seconds_bucket") and any(
+                f'status="{s}"' in line for s in statuses):
             le = line.split('le="')[1].split('"')[0]
-            buckets.append((float("inf") if le == "+Inf" else float(le), float(line.rsplit(" ", 1)[1])))
+            bound = float("inf") if le == "+Inf" else float(le)
+            counts[bound] = counts.get(bound, 0.0) + float(line.rsplit(" ", 1)[1])
+    buckets = sorted(counts.items())
     total = buckets[-1][1]
     rank, lower, below = q * total, 0.0, 0.0
     for upper, count in buckets:
@@ -387,11 +393,19 @@ def _histogram_quantile(port: int, q: float) -> float:
     return float("inf")
 
 
+def _failure(failures: list[str], slot: int, slots: int) -> str:
+    """The failure line of failure slot ``slot`` of ``slots``: new failures keep appearing over the
+    whole run (as they do in production, so groups open throughout it, not only in its first
+    half second), while those seen before keep recurring."""
+    seen = 1 + slot * len(failures) // slots
+    return failures[(slot * 7) % seen]
+
+
 def bench_latency(stream: list[str], folder: Path, catalog_path: Path, rate: float, seconds: float) -> None:
     """p50/p99 record-to-incident latency at ``rate`` lines/s through the broker."""
     failures = [line for line in stream if "Error" in line or "error" in line][:50] or stream[:50]
     count = int(rate * seconds)
-    values = [(failures[n % len(failures)] if n % 100 == 0 else stream[n % len(stream)]).encode()
+    values = [(_failure(failures, n // 100, count // 100) if n % 100 == 0 else stream[n % len(stream)]).encode()
               for n in range(count)]
     kafka = _kafka()
     state = folder / "kafka-latency"
@@ -408,7 +422,8 @@ def bench_latency(stream: list[str], folder: Path, catalog_path: Path, rate: flo
             del expected
             incidents = int(_metric(port, "logsig_incidents_emitted_total", sink="kafka"))
             sent = asyncio.run(_incident_latencies(bootstrap, topic, incidents))
-            p50_ack, p99_ack = _histogram_quantile(port, 0.5), _histogram_quantile(port, 0.99)
+            first_ack = [_histogram_quantile(port, q, ("opened", "line")) for q in (0.5, 0.99)]
+            all_ack = [_histogram_quantile(port, q, LATENCY_STATUSES) for q in (0.5, 0.99)]
         finally:
             process.terminate()
             process.wait(timeout=60)
@@ -426,8 +441,10 @@ def bench_latency(stream: list[str], folder: Path, catalog_path: Path, rate: flo
         print(f"  record timestamp -> group updated, sent    p50 {_quantile(later, 0.5):7.1f} ms   "
               f"p99 {_quantile(later, 0.99):7.1f} ms   (an update reports the group's latest occurrence, at most "
               "grouping.update_interval_seconds after its previous report)")
-    print(f"  record timestamp -> incident acknowledged  p50 {p50_ack:7.1f} ms   p99 {p99_ack:7.1f} ms   "
-          "(histogram, goal p99 < 200 ms)")
+    print(f"  record timestamp -> group opened, acked    p50 {first_ack[0]:7.1f} ms   p99 {first_ack[1]:7.1f} ms   "
+          "(histogram, status opened; goal p99 < 200 ms)")
+    print(f"  record timestamp -> any event acked        p50 {all_ack[0]:7.1f} ms   p99 {all_ack[1]:7.1f} ms   "
+          "(histogram, every status)")
 
 
 # --- 4. rss -------------------------------------------------------------------------------------------

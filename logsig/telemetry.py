@@ -29,7 +29,12 @@ from logsig.sinks import Outcome
 log = structlog.get_logger("logsig.telemetry")
 
 OVERFLOW = "other"
-LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
+LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
+LATENCY_STATUSES = ("opened", "updated", "resolved", "line")
+"""``status`` label values of ``logsig_processing_latency_seconds``: the event's ``status``, ``line`` when
+null (grouping off). An ``opened`` event is sent as its first line is processed; ``updated`` and
+``resolved`` ones report a group's latest occurrence at most ``grouping.update_interval_seconds``
+after its previous report, so their latency includes that wait by design."""
 
 
 class Metrics:
@@ -83,8 +88,11 @@ class Metrics:
         self.topics_missing = Gauge("logsig_input_topics_missing", "Subscribed input topics the cluster does not have.",
                                     registry=r)
         self.latency = Histogram("logsig_processing_latency_seconds",
-                                 "Record timestamp to incident acknowledged by the sink (seconds).",
+                                 "Record timestamp to incident acknowledged by the sink (seconds), per event status "
+                                 "(opened, updated, resolved; line: a per-line event).", ["status"],
                                  buckets=LATENCY_BUCKETS, registry=r)
+        for status in LATENCY_STATUSES:
+            self.latency.labels(status=status)
         self.unclassified = Counter("logsig_unclassified", "Matching lines only a generic-tier signature named "
                                     "(an unclassified failure), per domain of that signature.", ["domain"],
                                     registry=r)
@@ -238,11 +246,12 @@ def unclassified_seen(m: Metrics, domains: Mapping[str, int]) -> None:
 
 
 def incident_delivered(m: Metrics, detection: Detection, sink: str, now: float) -> None:
-    """``sink`` acknowledged an incident at Unix time ``now`` (latency from the record timestamp)."""
+    """``sink`` acknowledged an incident at Unix time ``now`` (latency from the record timestamp, per
+    event status: :data:`LATENCY_STATUSES`)."""
     m.incidents.labels(sink=sink).inc()
     ts = detection.event.origin.timestamp_ms
     if ts is not None:
-        m.latency.observe(max(0.0, now - ts / 1000))
+        m.latency.labels(status=detection.incident.status or "line").observe(max(0.0, now - ts / 1000))
 
 
 def dead_letter_written(m: Metrics, failure: DecodeFailure) -> None:

@@ -1,11 +1,18 @@
 """Metrics as a scrape sees them."""
 
+from datetime import UTC, datetime
+
 from prometheus_client import CollectorRegistry
 
+from logsig.enrich import build_incident
+from logsig.matchers.catalog.loader import load_catalog
+from logsig.matchers.engine.engine import Engine
 from logsig.matchers.signature import Signature
-from logsig.records import Source
-from logsig.telemetry import Metrics
+from logsig.pipeline import Detection
+from logsig.records import LogEvent, Origin, Source
+from logsig.telemetry import Metrics, incident_delivered
 
+ENGINE = Engine([load_catalog().by_id()["cuda/torch-oom"]])
 SIG = Signature(id="t/oom", signature="s", regex="x", category="resource_error", domain="t")
 
 
@@ -76,3 +83,27 @@ class TestMetrics:
         registry = CollectorRegistry()
         Metrics(registry).set_catalog([SIG], now=0)
         assert [] == [s.name for f in registry.collect() for s in f.samples if s.name.endswith("_created")]
+
+
+class TestLatency:
+    """``logsig_processing_latency_seconds`` per event status."""
+
+    @staticmethod
+    def _detection(status: str | None) -> Detection:
+        event = LogEvent(message="torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.",
+                         origin=Origin(topic="logs", partition=0, offset=7, timestamp_ms=1_000_000))
+        matches = ENGINE.match(event.message)
+        incident = build_incident(event, matches, datetime(2026, 3, 1, tzinfo=UTC))
+        return Detection(incident.model_copy(update={"status": status}), event, tuple(matches))
+
+    def test_each_status_is_observed_under_its_own_label(self) -> None:
+        """An opened event's latency is not mixed with an update's, and a per-line event is 'line'."""
+        registry = CollectorRegistry()
+        metrics = Metrics(registry)
+        incident_delivered(metrics, self._detection("opened"), "kafka", now=1_000.2)
+        incident_delivered(metrics, self._detection("updated"), "kafka", now=1_009.0)
+        incident_delivered(metrics, self._detection(None), "kafka", now=1_000.05)
+        sums = {status: _value(registry, "logsig_processing_latency_seconds_sum", {"status": status})
+                for status in ("opened", "updated", "resolved", "line")}
+        assert {"opened": 0.2, "updated": 9.0, "resolved": 0.0, "line": 0.05} == {
+            k: round(v or 0.0, 3) for k, v in sums.items()}

@@ -3,8 +3,9 @@
 Why RE2 (``google-re2``) here: it finds the same leftmost-first match and submatches as Python's
 backtracking ``re`` in time linear in the message, so no line can make it backtrack. Its RE2
 object is compiled on first use and then kept (an exact Unicode class costs about 2 ms to
-compile, so compiling all of a 5,000-signature catalog up front would cost seconds for
-signatures that may never be candidates). It is called through ``re2._re2`` on UTF-8 bytes:
+compile, so compiling all of a 5,000-signature catalog up front would cost seconds of start-up),
+or ahead of it by :meth:`Confirmer.warm`, which the daemon calls in slices between batches.
+It is called through ``re2._re2`` on UTF-8 bytes:
 the public wrapper spends about 20 us per call re-encoding the text and mapping offsets, five
 times the search itself; byte offsets are mapped to characters here only for non-ASCII text.
 
@@ -82,6 +83,12 @@ class Confirmer:
             else:
                 self.re2_error = compiled.error().decode(errors="replace")
         return self._re2 is not None
+
+    def warm(self) -> None:
+        """Compile now what a first candidate would otherwise compile: the RE2 pattern, and the
+        Python one when some message may reach the guarded fallback (a caveat, or RE2 rejects it)."""
+        if not self.compile_re2() or self.translation.caveats:
+            _ = self.python
 
     def uses_fallback(self, text: str) -> bool:
         """Whether ``text`` goes to the guarded fallback instead of RE2."""

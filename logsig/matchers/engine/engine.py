@@ -115,6 +115,24 @@ class Engine:
         self.compiled: Compiled = compile_catalog(
             [(sig.id, sig.regex) for sig in self.signatures], max_message_bytes, cache)
         self._scratch = self.compiled.prefilter.scratch()
+        self._warmed = 0
+
+    def warm(self, budget_seconds: float) -> bool:
+        """Compile phase two's regexes ahead of their first candidate, for about ``budget_seconds``
+        (one slice; call again to go on); True once every signature's are compiled.
+
+        Phase two compiles a signature's RE2 object on its first candidate (about 2 ms, up to
+        tens of ms for an exact Unicode class), which lands on the first occurrence of a failure:
+        the one whose incident opens a group. A daemon warms in slices between batches instead.
+        """
+        deadline = time.perf_counter() + budget_seconds
+        confirmers = self.compiled.confirmers
+        while self._warmed < len(confirmers):
+            confirmers[self._warmed].warm()
+            self._warmed += 1
+            if time.perf_counter() >= deadline:
+                break
+        return self._warmed >= len(confirmers)
 
     def match(self, message: str) -> list[Match]:
         """Every signature whose regex matches ``message`` (``re.search`` semantics)."""

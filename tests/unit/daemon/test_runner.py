@@ -260,3 +260,30 @@ class TestUnclassified:
         assert (2.0, [("KeyError: '<STR>'", 2)]) == (
             _sample(daemon, "logsig_unclassified_total", domain="generic"),
             [(t["template"], t["count"]) for t in top])
+
+
+class TestWarm:
+    async def test_signatures_without_a_candidate_yet_are_compiled_while_consuming(self) -> None:
+        """A signature no record has been a candidate for has its RE2 object by the time the stream ends."""
+        later = Signature(id="t/later", signature="s", regex=r"runner-warm-test NCCL WARN \d+")
+        pipeline = Pipeline(Engine([OOM, later]), DecodeSettings())
+        source = FakeSource([[make_record("ok", n)] for n in range(5)], {("logs", 0)})
+        daemon = Daemon(source, pipeline, [RecordingSink()], OffsetTracker(), fresh_metrics(),
+                        retry_backoff_max_seconds=0.01)
+        source.when_done = daemon.stop_event.set
+        await _run(daemon)
+        assert [True, True] == [c._re2 is not None for c in pipeline.engine.compiled.confirmers]
+
+    async def test_not_ready_until_the_first_engine_is_compiled(self) -> None:
+        """``/readyz`` says the regexes are compiling at the first poll, and is ready once they are."""
+        reasons: list[str | None] = []
+
+        class Watching(FakeSource):
+            async def poll(self) -> RecordBatch:
+                reasons.append(daemon.not_ready_reason())
+                return await super().poll()
+
+        source = Watching([[make_record("ok", n)] for n in range(5)], {("logs", 0)})
+        daemon = _daemon(source)
+        await _run(daemon)
+        assert ("compiling the catalog's phase-two regexes", None) == (reasons[0], reasons[-1])

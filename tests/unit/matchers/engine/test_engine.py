@@ -150,3 +150,24 @@ class TestCompileCache:
         matches = Engine([renamed]).match("EngineDeadError")
         assert Engine([DEAD]).compiled is Engine([renamed]).compiled
         assert "updated" == matches[0].signature.root_cause
+
+
+class TestWarm:
+    @staticmethod
+    def _engine(tag: str) -> Engine:
+        """An engine whose regexes no other test compiles (the compiled form is shared per catalog)."""
+        return Engine([_sig(rf"warm-{tag}-a \d+", "t/a"), _sig(rf"warm-{tag}-b (?=x)", "t/b"),
+                       _sig(rf"warm-{tag}-c [^\W\d]+", "t/c")])
+
+    def test_slices_compile_until_every_confirmer_is_ready(self) -> None:
+        """With no time budget each slice compiles one signature; the last slice reports done."""
+        engine = self._engine("slices")
+        assert [False, False, True, True] == [engine.warm(0.0) for _ in range(4)]
+
+    def test_warmed_signatures_need_no_compile_at_their_first_candidate(self) -> None:
+        """After warming, RE2 objects exist for RE2 patterns and the Python regex for the fallback one."""
+        engine = self._engine("ready")
+        engine.warm(60.0)
+        confirmers = engine.compiled.confirmers
+        assert ([True, False, True], True) == ([c._re2 is not None for c in confirmers],
+                                               confirmers[1]._python is not None)
