@@ -12,9 +12,9 @@ straight through. :func:`look` proves a record plain by the absence, found with 
 scan over the ``\\n``-joined batch, of everything that makes it otherwise; any doubt makes it
 *special*:
 
-- an empty or missing value, a value longer than ``decode.max_record_bytes`` or
-  ``matching.max_message_bytes`` (cut, or matched on windows), a topic whose envelope is not
-  ``auto``, ``text`` or ``cri``;
+- an empty or missing value, a value longer than ``decode.max_record_bytes``,
+  ``decode.max_value_bytes`` or ``matching.max_message_bytes`` (cut, a dead letter, or matched on
+  windows), a topic whose envelope is not ``auto``, ``text`` or ``cri``;
 - a start that selects another decoder or a strip: ``{`` (after optional blanks), blanks then
   ``[`` or ``"``, ``\\n`` (an empty value, a value starting with one, or ending with one), ``[`` or
   ``"`` when the value parses as JSON, a byte that is not ASCII (msgpack map lead bytes, BOM);
@@ -29,6 +29,11 @@ engine has signatures that are candidates everywhere, or when its stream holds a
 group when it arrives (:func:`walk` feeds the records in order and watches the assembler: while a
 stream of the batch holds a group, each of its records is fed). Every other record is *skipped*:
 it counts as one event and nothing else.
+
+A JSON map of a topic whose envelope is ``auto`` or ``json`` that :mod:`logsig.decode.peek` shows
+to decode to one event takes its log text's place in the buffer, and is then vetted as a plain
+line with that text; its stream (its pod) is not known without decoding it, so while any group is
+open it is fed.
 """
 
 from __future__ import annotations
@@ -45,6 +50,7 @@ import orjson
 from logsig.assemble.assembler import Assembler
 from logsig.assemble.traceback import START_MARK
 from logsig.batch import RecordBatch, StreamKey
+from logsig.decode.peek import PEEK_ENVELOPES, Peeker
 from logsig.matchers.engine.engine import Engine
 
 PLAIN_ENVELOPES = frozenset({"auto", "text", "cri"})
@@ -85,14 +91,16 @@ _MAYBE_JSON = len(_COMMON)
 @dataclass
 class Glance:
     """What :meth:`Looker.look` found: ``special`` and ``candidates`` (record indices, unordered), and
-    the joined ``buffer`` (``one_line``: no value in it holds a newline of its own; else ``starts``
-    gives where each record starts in it)."""
+    the joined ``buffer`` of the values, a peeked JSON map's log text in place of its value
+    (``one_line``: no value in it holds a newline of its own; else ``starts`` gives where each
+    record starts in it), and ``peeked``: those texts by record (their stream is not known)."""
 
     special: set[int] = field(default_factory=set)
     candidates: set[int] = field(default_factory=set)
     buffer: bytes = b""
     one_line: bool = True
     starts: list[int] = field(default_factory=list)
+    peeked: dict[int, bytes] = field(default_factory=dict)
     _found: dict[str, list[int]] = field(default_factory=dict)
     _sets: dict[str, set[int]] = field(default_factory=dict)
 
@@ -133,18 +141,27 @@ class Looker:
     def __init__(self) -> None:
         self._scratch = hyperscan.Scratch(_ONE_LINE)
         self._scratch_any = hyperscan.Scratch(_ANY_LINES)
+        self._peeker = Peeker()
 
     def look(self, batch: RecordBatch, engine: Engine, max_bytes: int, envelopes: Sequence[str]) -> Glance:
         """Special records and prefilter candidates of ``batch``.
 
-        max_bytes: the longest value that is neither cut nor windowed; envelopes: the envelope of
-        each run of the batch (``batch.runs``).
+        max_bytes: the longest value that is decoded whole and neither cut nor windowed;
+        envelopes: the envelope of each run of the batch (``batch.runs``).
         """
         seen = Glance()
         if not batch.values:
             return seen
-        data = _plain_values(batch, batch.values, max_bytes, envelopes, seen.special)
+        data = _values(batch.values)
         buffer = b"\n".join(data)
+        if any(e in PEEK_ENVELOPES for e in envelopes) and (buffer[:1] == b"{" or b"\n{" in buffer):
+            seen.peeked = self._peek(batch, data, envelopes, max_bytes, buffer)
+            if seen.peeked:
+                data = list(data)
+                for index, text in seen.peeked.items():
+                    data[index] = text
+                buffer = b"\n".join(data)
+        _ruled_out(batch, data, max_bytes, envelopes, seen)
         seen.buffer, seen.one_line = buffer, buffer.count(b"\n") == len(data) - 1
         if not seen.one_line:
             seen.starts = _starts(data)
@@ -163,6 +180,13 @@ class Looker:
             seen.candidates = set(seen.records_at(ends))
         return seen
 
+    def _peek(self, batch: RecordBatch, data: list[bytes], envelopes: Sequence[str], max_bytes: int,
+              buffer: bytes) -> dict[int, bytes]:
+        """The log text of each JSON map of a run whose envelope may hold one (:mod:`logsig.decode.peek`)."""
+        indices = [i for run, envelope in zip(batch.runs, envelopes, strict=True) if envelope in PEEK_ENVELOPES
+                   for i in range(run.start, run.end) if data[i][:1] == b"{"]
+        return self._peeker.peek(data, indices, max_bytes, buffer)
+
     def _hits(self, buffer: bytes, one_line: bool) -> list[tuple[int, int]]:
         """``(pattern id, offset of the match's last byte)`` of every glance match in ``buffer``."""
         hits: list[tuple[int, int]] = []
@@ -174,16 +198,20 @@ class Looker:
         return hits
 
 
-def _plain_values(batch: RecordBatch, values: list[bytes | None], max_bytes: int, envelopes: Sequence[str],
-                  special: set[int]) -> list[bytes]:
-    """The values as bytes (None as empty); records whose envelope or length rule them out go to ``special``."""
-    data: list[bytes] = values if None not in values else [v or b"" for v in values]  # type: ignore[assignment]
+def _values(values: list[bytes | None]) -> list[bytes]:
+    """The values as bytes (None as empty)."""
+    return values if None not in values else [v or b"" for v in values]  # type: ignore[return-value]
+
+
+def _ruled_out(batch: RecordBatch, data: list[bytes], max_bytes: int, envelopes: Sequence[str], seen: Glance) -> None:
+    """Records whose envelope or length rule them out go to ``seen.special`` (``data``: the values,
+    or the log texts of the peeked JSON maps)."""
+    special = seen.special
     if max(map(len, data)) > max_bytes:
         special.update(i for i, v in enumerate(data) if len(v) > max_bytes)
     for run, envelope in zip(batch.runs, envelopes, strict=True):
         if envelope not in PLAIN_ENVELOPES:
-            special.update(range(run.start, run.end))
-    return data
+            special.update(i for i in range(run.start, run.end) if i not in seen.peeked)
 
 
 def _is_json(value: bytes) -> bool:
@@ -233,6 +261,7 @@ def walk(batch: RecordBatch, full: list[int], assembler: Assembler, seen: Glance
             keys = [key for run in batch.runs for key in batch.plain_stream_keys(run)]
             known = set(keys)
         watched = bool(watching) and not known.isdisjoint(watching)
+        watched = watched or bool(watching and seen.peeked)
         at = _next_joining(keys, at, index, watching, seen) if watched else index
         if at >= size:
             return
@@ -248,7 +277,8 @@ def _next_joining(keys: list[StreamKey], at: int, index: int, watching: dict[Str
     """The first record from ``at`` (and before ``index``) that may join or close a watched group."""
     anyone = {key for key, procs in watching.items() if procs is None}
     if anyone:
-        while at < index and keys[at] not in anyone and not _names(keys[at], at, watching, seen):
+        peeked = seen.peeked
+        while at < index and keys[at] not in anyone and at not in peeked and not _names(keys[at], at, watching, seen):
             at += 1
         return at
     found = index
@@ -256,7 +286,7 @@ def _next_joining(keys: list[StreamKey], at: int, index: int, watching: dict[Str
         for proc in procs or ():
             hits = seen.containing(proc)
             i = bisect.bisect_left(hits, at)
-            while i < len(hits) and hits[i] < found and keys[hits[i]] != key:
+            while i < len(hits) and hits[i] < found and keys[hits[i]] != key and hits[i] not in seen.peeked:
                 i += 1
             if i < len(hits) and hits[i] < found:
                 found = hits[i]

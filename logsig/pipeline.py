@@ -143,7 +143,7 @@ class Pipeline:
         """Decode and match ``batch``, the same as record by record; ``now``: monotonic seconds."""
         result = StepResult()
         envelopes = [self.settings.envelope_for(run.topic) for run in batch.runs]
-        limit = min(self.settings.max_record_bytes, self.engine.max_message_bytes)
+        limit = min(self.settings.max_record_bytes, self.settings.max_value_bytes, self.engine.max_message_bytes)
         seen = self._looker.look(batch, self.engine, limit, envelopes)
         ready: list[LogEvent] = []
         fed = 0

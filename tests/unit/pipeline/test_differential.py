@@ -50,6 +50,41 @@ EDGES: list[bytes] = [text.encode() for text in EDGE_TEXTS] + [
 ]
 
 
+
+def fluent_bit(log: object, **extra: object) -> bytes:
+    """A Fluent Bit ``format json`` record of a CRI line with Kubernetes metadata (``extra`` keys added)."""
+    record = {"@timestamp": 1746361380.123, "time": "2025-05-04T12:23:00.123456789Z", "stream": "stdout", "_p": "F",
+              "log": log, "kubernetes": {"pod_name": "vllm-0", "namespace_name": "inference",
+                                         "container_name": "vllm", "labels": {"app": "vllm"}}, **extra}
+    return json.dumps(record).encode()
+
+
+JSON_MAPS: list[bytes] = [
+    fluent_bit("an ordinary line"), fluent_bit(OOM), fluent_bit(OOM + "\n"), fluent_bit("line\n\n"),
+    fluent_bit("two\nlines " + OOM), fluent_bit(f'quoted "{OOM}"'), fluent_bit(f"caf\u00e9 {OOM}"),
+    fluent_bit("caf\u00e9"), fluent_bit(f"\x1b[31m{OOM}\x1b[0m"), fluent_bit(f"#033[31m{OOM}"),
+    fluent_bit(f"{OOM}\r"), fluent_bit(f'worker: \\"{OOM}\\"'), fluent_bit(f"2025-05-04T12:23:00.1Z stdout F {OOM}"),
+    fluent_bit(f'{{"msg": "{OOM}", "level": "error"}}'), fluent_bit(f"[{OOM!r}]"), fluent_bit(""), fluent_bit("x" * 20_000),
+    fluent_bit("x" * 16_000), fluent_bit(OOM, level="error"), fluent_bit("a failed request", level="error"),
+    fluent_bit("a failed request", severity="ERROR"), fluent_bit("a failed request", levelname="ERROR"),
+    fluent_bit("a failed request", severity_text="ERROR"), fluent_bit("a failed request", severityText="ERROR"),
+    fluent_bit("part of a line ", _p="P"), fluent_bit("part of a line ", logtag="P"), fluent_bit("text", _p=1),
+    fluent_bit("an error body", object="error"), fluent_bit("x", resourceLogs=[]), fluent_bit(None),
+    fluent_bit(["a list"]), fluent_bit("big", n=1e300) .replace(b"1e+300", b"1e400"), fluent_bit("big", n=10 ** 400),
+    fluent_bit("fine", n=10 ** 30), fluent_bit("fine", n=1.5e-300), fluent_bit("hex 1e123 ids", n="1e123"),
+    fluent_bit("bad utf-8 in a label").replace(b'"vllm"}', b'"vl\xffm"}'), b'{"log": "a", }',
+    b'{"lo\\u0067": "' + OOM.encode() + b'"}', b'{"log": "a", "le\\u0076el": "error", "msg": "' + OOM.encode() + b'"}',
+    b'{"log": "first", "log": "' + OOM.encode() + b'"}', b'{"_p": "P", "log": "x", "_p": "F"}',
+    b'{"log": "x", "n": [' + b"[" * 1100 + b"]" * 1100 + b"]}", b'{"log": "x"} trailing', b'  {"log": "' + OOM.encode() + b'"}',
+    b'{"message": "' + OOM.encode() + b'", "stream": "stdout"}', b'{"log": "x", "kubernetes": {"pod_name": 7}}',
+    b'{"log": "Traceback (most recent call last):", "stream": "stderr"}', b'{"log": "a\\u0000b"}',
+    b'{"object": "error", "log": "ordinary", "message": "' + OOM.encode() + b'"}', fluent_bit("z" * 1900),
+    orjson.dumps({"log": "d" * 16384, "stream": "stdout"}), orjson.dumps({"log": OOM[:20], "stream": "stdout"}),
+    *(fluent_bit(line) for line in TRACE), *(fluent_bit(f"(VllmWorker rank=1 pid=7) {line}") for line in TRACE),
+]
+"""JSON maps on each edge of the peek (:mod:`logsig.decode.peek`): what it may take, and what it must leave."""
+
+
 class Message(NamedTuple):
     """A fetched Kafka message (the fields a batch reads)."""
 
@@ -199,6 +234,22 @@ class TestDifferential:
             expected, actual = same(engine, file_batches(EDGES, [len(EDGES)]), settings)
             assert (envelope, expected) == (envelope, actual)
 
+    @pytest.mark.parametrize("size", [1, 4, 1000])
+    def test_json_maps_on_the_edges_of_the_peek(self, engine: Engine, size: int) -> None:
+        """Each edge map, between plain lines and ordinary maps, over two keys, in batches of ``size``."""
+        ordinary = fluent_bit("an ordinary line")
+        values = [value for edge in JSON_MAPS for value in (ordinary, edge, b"plain line", ordinary)]
+        pairs = [(value, b"pod-a" if n % 3 else b"pod-b") for n, value in enumerate(values)]
+        expected, actual = same(engine, kafka_batches(pairs, cut(len(pairs), size), partitions=2))
+        assert expected == actual
+
+    @pytest.mark.parametrize("envelope", ["auto", "json", "text", "cri"])
+    def test_json_maps_under_each_envelope(self, engine: Engine, envelope: str) -> None:
+        """The edge maps in one batch under ``envelope``, with a small ``decode.max_value_bytes``."""
+        settings = DecodeSettings(envelope=envelope, max_value_bytes=2048)
+        expected, actual = same(engine, file_batches(JSON_MAPS, [len(JSON_MAPS)]), settings)
+        assert (envelope, expected) == (envelope, actual)
+
     @pytest.mark.parametrize("size", [1, 3, 100])
     def test_tagged_traceback_open_across_other_lines(self, engine: Engine, size: int) -> None:
         """A traceback of one process stays open while other processes' and untagged lines pass by."""
@@ -214,7 +265,7 @@ class TestDifferential:
     def test_random_mixes(self, engine: Engine, seed: int) -> None:
         """A seeded mix of every input above, tracebacks kept in order, in random batches over two keys."""
         rng = random.Random(seed)
-        pool = corpus_lines() + envelope_values() + [value for value, _ in mixed_stream()] + EDGES
+        pool = corpus_lines() + envelope_values() + [value for value, _ in mixed_stream()] + EDGES + JSON_MAPS
         lines = [rng.choice(pool) for _ in range(3000)]
         for at in rng.sample(range(len(lines)), 20):
             lines[at:at] = [line.encode() for line in TRACE]
