@@ -81,7 +81,7 @@ def frame(now: Status, before: Status | None = None, seconds: float = 0.0, limit
         f"lines {totals['lines']:,}{_rate(now, before, 'lines', seconds)}  "
         f"incident events {totals['incidents']:,}  dead letters {totals['dead_letters']:,}")
     if now.get("missing_topics"):
-        header.append(f"\ninput topics missing: {', '.join(now['missing_topics'])}", style="yellow")
+        header.append(f"\ntopics missing: {', '.join(now['missing_topics'])}", style="yellow")
     table = Table(expand=True)
     for column, justify in (("signature", "left"), ("stream", "left"), ("lines", "right"), ("lines/s", "right"),
                             ("last seen", "right")):

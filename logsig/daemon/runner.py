@@ -38,8 +38,9 @@ import contextlib
 import signal
 import time
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
+from typing import cast
 
 import structlog
 from prometheus_client import CollectorRegistry
@@ -127,6 +128,7 @@ class Daemon:
         self._warming: str | None = "compiling the catalog's phase-two regexes"
         self.group_id = group_id
         self.topics = TopicWatch(source.missing_topics, metrics.topics_missing)
+        self.outputs = TopicWatch(_output_check(self.sinks[0]), None, kind="output")
         self.activity = Activity(summary_interval_seconds)
         source.listen(self._on_revoked, self._on_assigned)
         metrics.init_sinks(sink.name for sink in self.sinks)
@@ -149,10 +151,14 @@ class Daemon:
     def status(self) -> dict[str, object]:
         """What ``/status`` serves (``logsig top`` reads it): readiness, totals, lag, incident groups."""
         return {"version": __version__, "group_id": self.group_id, "ready": self.not_ready_reason() is None,
-                "reason": self.not_ready_reason(), "missing_topics": self.topics.missing,
+                "reason": self.not_ready_reason(), "missing_topics": self.missing_topics(),
                 "partitions": sorted(f"{t}[{p}]" for t, p in self.source.assignment()),
                 "lag": {f"{t}[{p}]": lag for (t, p), lag in sorted(self._lag.items())},
                 "totals": vars(self.activity.totals).copy(), "groups": self.activity.top_groups()}
+
+    def missing_topics(self) -> list[str]:
+        """Input, output and dead-letter topics the cluster does not have, as last checked (sorted)."""
+        return sorted(set(self.topics.missing) | set(getattr(self.sinks[0], "missing", [])))
 
     def _waiting_on(self, what: str) -> Callable[[BaseException], None]:
         def record(error: BaseException) -> None:
@@ -320,6 +326,7 @@ class Daemon:
         self.metrics.groups_evicted.inc(self.grouping.evicted() - self._evicted)
         self._evicted = self.grouping.evicted()
         await self.topics.poll()
+        await self.outputs.poll()
         self.activity.tick(self._lag, len(self.source.assignment()))
         engine = self.watcher.poll(self.metrics) if self.watcher is not None else None
         if engine is not None:
@@ -334,6 +341,17 @@ class Daemon:
     async def _sleep(self, seconds: float) -> None:
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self.stop_event.wait(), timeout=seconds)
+
+
+def _output_check(sink: Sink) -> Callable[[], Awaitable[list[str]]]:
+    """``sink.missing_topics`` for a sink that can tell (the Kafka sink), else a check finding none."""
+    check = getattr(sink, "missing_topics", None)
+    if callable(check):
+        return cast(Callable[[], Awaitable[list[str]]], check)
+
+    async def none() -> list[str]:
+        return []
+    return none
 
 
 def _trouble(part: object) -> str | None:

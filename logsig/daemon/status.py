@@ -1,9 +1,10 @@
 """What the daemon tells its operator while it runs: in its log, on ``/readyz`` and ``/status``.
 
-- :class:`TopicWatch`: subscribed input topics that the cluster does not have. Checked at start,
-  then again with exponential backoff (1 s doubling to 60 s) while any is missing, every 30 s when
-  none is; each check that finds one logs a warning naming it, and ``logsig_input_topics_missing``
-  counts them. A consumer subscribed to a missing topic otherwise looks like a healthy idle one.
+- :class:`TopicWatch`: subscribed input topics, or the output and dead-letter topics, that the
+  cluster does not have. Checked at start, then again with exponential backoff (1 s doubling to
+  60 s) while any is missing, every 30 s when none is; each check that finds one logs a warning
+  naming it, and ``logsig_input_topics_missing`` counts the input ones. A consumer subscribed to a
+  missing topic otherwise looks like a healthy idle one.
 - :class:`Activity`: one ``incident`` line at info per new incident group, and a periodic
   ``summary`` line at info (records/s, matching lines, incident events, dead letters, lag,
   partitions), so
@@ -37,17 +38,25 @@ MAX_GROUPS = 10_000
 LINE_CHARS = 200
 
 
-class TopicWatch:
-    """Asks ``missing()`` for absent input topics, with backoff while some are missing.
+_CONSEQUENCE = {"input": "consuming nothing from them until they are created",
+                "output": "incidents and dead letters wait, uncommitted, until they are created"}
+_RECOVERY = {"input": "consuming them from the next metadata refresh (kafka.metadata_max_age_ms)",
+             "output": "delivering to them again"}
 
-    gauge: ``logsig_input_topics_missing``; clock: monotonic seconds (injected in tests).
+
+class TopicWatch:
+    """Asks ``missing()`` for absent topics of one ``kind`` (``input``: subscribed topics; ``output``:
+    the output and dead-letter topics), with backoff while some are missing.
+
+    gauge: ``logsig_input_topics_missing`` (None: not counted); clock: monotonic seconds (injected in tests).
     """
 
-    def __init__(self, missing: Callable[[], Awaitable[list[str]]], gauge: Gauge, *, initial: float = 1.0,
+    def __init__(self, missing: Callable[[], Awaitable[list[str]]], gauge: Gauge | None, *, initial: float = 1.0,
                  maximum: float = 60.0, healthy_interval: float = 30.0,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic, kind: str = "input") -> None:
         self._missing, self._gauge, self._clock = missing, gauge, clock
         self.initial, self.maximum, self.healthy_interval = initial, maximum, healthy_interval
+        self.kind = kind
         self.missing: list[str] = []
         self._delay = initial
         self._next = float("-inf")
@@ -63,16 +72,16 @@ class TopicWatch:
             return
         found = sorted(await self._missing())
         if found:
-            log.warning("input topics do not exist; consuming nothing from them until they are created",
+            log.warning(f"{self.kind} topics do not exist; {_CONSEQUENCE[self.kind]}",
                         topics=found, retry_in_seconds=self._delay)
             self._next, self._delay = now + self._delay, min(self.maximum, self._delay * 2)
         else:
             if self.missing:
-                log.info("input topics exist now; consuming them from the next metadata refresh "
-                         "(kafka.metadata_max_age_ms)", topics=self.missing)
+                log.info(f"{self.kind} topics exist now; {_RECOVERY[self.kind]}", topics=self.missing)
             self._next, self._delay = now + self.healthy_interval, self.initial
         self.missing = found
-        self._gauge.set(len(found))
+        if self._gauge is not None:
+            self._gauge.set(len(found))
 
 
 @dataclass

@@ -16,6 +16,7 @@ import orjson
 
 from tests.integration.conftest import create_topic, produce_values
 from tests.integration.daemon_proc import DaemonProcess, http_get, metric_value, start_daemon
+from tests.integration.faults import delete_topic
 
 OOM = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of "
        "79.25 GiB of which 1.16 GiB is free.")
@@ -55,14 +56,16 @@ def _record(pod: str) -> bytes:
 
 class TestReadiness:
     async def test_missing_output_topic_is_named_on_readyz(self, kafka_bootstrap: str, tmp_path: Path) -> None:
-        """Output topics that do not exist are the /readyz reason, by name."""
+        """Output topics that do not exist are the /readyz reason, by name, and /status lists them."""
         topic = await create_topic(kafka_bootstrap)
         out = f"absent-{uuid.uuid4().hex[:8]}"
         daemon = start_daemon(tmp_path, _settings(kafka_bootstrap, topic, out, out + "-dlq"))
         try:
             reason = _wait(daemon, lambda: "do not exist" in (body := http_get(f"{daemon.base_url}/readyz")[1])
                            and body, "the output-topic reason")
-            assert f"not ready: output topics do not exist: {out}, {out}-dlq; create them\n" == reason
+            status = orjson.loads(http_get(f"{daemon.base_url}/status")[1])
+            assert (f"not ready: output topics do not exist: {out}, {out}-dlq; create them\n", [out, f"{out}-dlq"]) == (
+                reason, status["missing_topics"])
         finally:
             assert 0 == daemon.terminate()
 
@@ -84,6 +87,26 @@ class TestReadiness:
             assert {(topic,)} == {tuple(t) for t in warned}
         finally:
             assert 0 == daemon.terminate()
+
+
+    async def test_dead_letter_topic_deleted_while_running_is_listed(self, kafka_bootstrap: str,
+                                                                      tmp_path: Path) -> None:
+        """A dead-letter topic deleted under a running daemon is warned about and listed in /status
+        missing_topics; once created again the list is empty."""
+        topic, out, dlq = [await create_topic(kafka_bootstrap) for _ in range(3)]
+        daemon = start_daemon(tmp_path, _settings(kafka_bootstrap, topic, out, dlq, logging={"format": "json"}))
+        try:
+            daemon.wait_ready(DEADLINE_S)
+            await delete_topic(kafka_bootstrap, dlq)
+            missing = _wait(daemon, lambda: orjson.loads(http_get(f"{daemon.base_url}/status")[1])["missing_topics"],
+                            "the dead-letter topic in /status")
+            warned = [e["topics"] for e in _log_events(daemon) if e["event"].startswith("output topics do not exist")]
+            await create_topic_named(kafka_bootstrap, dlq)
+            _wait(daemon, lambda: not orjson.loads(http_get(f"{daemon.base_url}/status")[1])["missing_topics"]
+                  and "empty", "an empty missing_topics")
+        finally:
+            assert 0 == daemon.terminate()
+        assert ([dlq], [dlq]) == (missing, warned[0])
 
 
 async def create_topic_named(bootstrap: str, name: str) -> None:

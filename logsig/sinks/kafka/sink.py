@@ -81,6 +81,8 @@ class KafkaSink:
         self._failing: str | None = None
         self._sending_since: float | None = None
         self._blocked: str | None = None
+        self.missing: list[str] = []
+        """The output and dead-letter topics the cluster did not have at the last check (sorted)."""
 
     async def start(self) -> None:
         """Connect (once) and check that the output and dead-letter topics exist.
@@ -89,7 +91,11 @@ class KafkaSink:
         """
         if self._producer is None:
             await self._open()
-        await self.require_topics([self.settings.output_topic, self.settings.dead_letter_topic])
+        await self.require_topics(self.topics())
+
+    def topics(self) -> list[str]:
+        """The topics this sink writes to: the output topic, then the dead-letter topic."""
+        return [self.settings.output_topic, self.settings.dead_letter_topic]
 
     def _producer_options(self) -> dict[str, Any]:
         """Keyword arguments of the producer: idempotent, acks=all, linger, sizes, client options.
@@ -148,13 +154,26 @@ class KafkaSink:
 
     async def require_topics(self, names: list[str]) -> None:
         """Raise SinkError naming each of ``names`` the cluster does not have (topic auto-creation is
-        usually off in production, and producing to a missing topic only times out)."""
+        usually off in production, and producing to a missing topic only times out); they are kept
+        in :attr:`missing` for ``/status``."""
         if self._producer is None:
             raise SinkError("Kafka sink not started", retriable=True)
         cluster = await self._producer.client.fetch_all_metadata()
-        missing = sorted(set(names) - set(cluster.topics()))
-        if missing:
-            raise SinkError(f"output topics do not exist: {', '.join(missing)}; create them", retriable=True)
+        self.missing = sorted(set(names) - set(cluster.topics()))
+        if self.missing:
+            raise SinkError(f"output topics do not exist: {', '.join(self.missing)}; create them", retriable=True)
+
+    async def missing_topics(self) -> list[str]:
+        """The output and dead-letter topics the cluster does not have (fresh metadata, sorted). While no
+        broker answers, or before the producer started, the previous answer."""
+        if self._producer is None:
+            return self.missing
+        try:
+            await self.require_topics(self.topics())
+        except (KafkaError, SinkError) as error:
+            if not isinstance(error, SinkError):
+                log.warning("cannot list the cluster's topics; will ask again", error=repr(error))
+        return self.missing
 
     async def reset(self) -> None:
         """Replace the producer (after an error that leaves it unusable)."""

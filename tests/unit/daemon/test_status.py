@@ -71,6 +71,20 @@ class TestTopicWatch:
             checks, logs[1]["event"].split(";")[0], gauge._value.get(), watch.missing)
 
 
+    async def test_output_topics_are_warned_about_without_a_gauge(self) -> None:
+        """An output watch warns naming the missing dead-letter topic, says what waits, and keeps it for /status."""
+        clock = Clock()
+
+        async def missing() -> list[str]:
+            return ["logsig-dead-letters"]
+        watch = TopicWatch(missing, None, clock=clock, kind="output")
+        with capture_logs() as logs:
+            await watch.poll()
+        assert ([("output topics do not exist; incidents and dead letters wait, uncommitted, until they are created",
+                  ["logsig-dead-letters"])], ["logsig-dead-letters"]) == (
+            [(e["event"], e["topics"]) for e in logs], watch.missing)
+
+
 class TestActivity:
     def test_first_incident_of_each_group_is_logged_once(self) -> None:
         """Two OOMs on vllm-0 (same template) and one on vllm-1 give two 'incident' lines naming signature and stream."""
