@@ -135,12 +135,20 @@ def _print_incident(incident: dict) -> None:  # type: ignore[type-arg]
     else:
         where = f"{src['topic']}[{src['partition']}]@{src['offset']}"
     print(f"\n[{sig['category']}] {sig['id']}  ({where})")
-    print(f"  line: {match['line'][:160]}")
+    print(f"  line: {_around(match['line'], match['span'])}")
     if match["values"]:
         print(f"  values: {match['values']}")
     if incident["workarounds"]:
         top = incident["workarounds"][0]
         print(f"  try first ({top['success_rate']:.0%}): {top['how'][:160]}")
+
+
+def _around(line: str, span: list[int], width: int = 160) -> str:
+    """At most ``width`` characters of ``line``, from a little before the matched ``span``."""
+    if len(line) <= width:
+        return line
+    start = max(0, min(span[0] - 40, len(line) - width))
+    return ("..." if start else "") + line[start:start + width] + ("..." if start + width < len(line) else "")
 
 
 def _wait_ready(port: int, daemon: subprocess.Popen[bytes]) -> None:
