@@ -39,7 +39,10 @@ def within_bytes(batch: RecordBatch, max_bytes: int) -> tuple[RecordBatch, dict[
     """The leading records of ``batch`` whose values and keys (bytes after decompression) add up to at
     most ``max_bytes`` (always the first one), and, per partition left out, the first offset not taken
     (to seek back to)."""
-    sizes = itertools.accumulate(len(v or b"") + len(k or b"") for v, k in zip(batch.values, batch.keys, strict=True))
+    values, keys = batch.values, batch.keys
+    if _total(values) + _total(keys) <= max_bytes:
+        return batch, {}
+    sizes = itertools.accumulate(len(v or b"") + len(k or b"") for v, k in zip(values, keys, strict=True))
     cut = next((i for i, total in enumerate(sizes) if total > max_bytes and i > 0), len(batch))
     if cut == len(batch):
         return batch, {}
@@ -48,6 +51,13 @@ def within_bytes(batch: RecordBatch, max_bytes: int) -> tuple[RecordBatch, dict[
         if run.end > cut and run.topic is not None and run.partition is not None:
             rewind.setdefault((run.topic, run.partition), batch.offsets[max(run.start, cut)])
     return batch.head(cut), rewind
+
+
+def _total(parts: Sequence[bytes | str | None]) -> int:
+    """Sum of the lengths of ``parts`` (None counts 0)."""
+    if None in parts:
+        return sum(len(p or b"") for p in parts)
+    return sum(map(len, parts))  # type: ignore[arg-type]
 
 
 def _key_text(key: bytes | None) -> str | None:
