@@ -43,6 +43,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from logsig.incident import Incident
 from logsig.records import DecodeFailure
+from logsig.redact_scan import Clear
 
 Kind = Literal["private_key", "authorization", "bearer", "url_password", "hf_token", "api_key",
                "aws_access_key", "secret_value", "email", "ip", "custom"]
@@ -98,15 +99,21 @@ class Redactor:
             rules.extend(("custom", p, 0) for p in self.settings.patterns)
         self._text = [(kind, re.compile(p, re.S), g) for kind, p, g in rules]
         self._bytes = [(kind, re.compile(p.encode(), re.S), g) for kind, p, g in rules]
+        # custom patterns may use syntax Vectorscan reads otherwise (``{,3}``): then every text is redacted in full
+        self._clear = Clear(() if self.settings.patterns else tuple(p for _, p, _ in rules))
 
     def text(self, value: str) -> str:
         """``value`` with every secret masked."""
+        if self._clear.text(value):
+            return value
         for kind, pattern, keep in self._text:
             value = pattern.sub(_masker(kind, keep, self.counts), value)
         return value
 
     def data(self, value: bytes) -> bytes:
         """``value`` (any encoding that writes ASCII as ASCII) with every secret masked."""
+        if self._clear.data(value):
+            return value
         for kind, pattern, keep in self._bytes:
             value = pattern.sub(_byte_masker(kind, keep, self.counts), value)
         return value
