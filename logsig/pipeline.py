@@ -91,17 +91,24 @@ _RELOGGED = re.compile(r"\| (?:ERROR|WARNING) \| (?:stderr|stdout) \| (?P<inner>
 
 _INNER_LEVEL = re.compile(r"^[\d\-:,. ]*\b(DEBUG|INFO|WARNING)\b|^\s*\[?(?:DEBUG|INFO|WARNING)[\]:]")
 
+_IGNORED = re.compile(r"(?:^|[\s:|\]])(?:Ignored|Ignoring|[Ww]ill ignore(?: the)?) error\b")
+"""A line that says it ignores the error it reports and goes on is no failure (huggingface_hub's
+"Ignored error while writing tree cache file ...", "Could not cache non-existence of file. Will
+ignore error and continue. Error: [Errno 13] ...")."""
+
 
 def quiet(event: LogEvent, matches: list[Match]) -> list[Match]:
     """``matches`` less what the record itself says is no failure: every match on an advice line
     (see ``_ADVICE``); generic-tier matches when the record's level (its fields' or its header's) is
-    trace, debug or info, or when a child's line re-logged at ERROR has its own lower level."""
+    trace, debug or info, or when a child's line re-logged at ERROR has its own lower level, or when the
+    line says it ignores the error (see ``_IGNORED``)."""
     message = event.message
     if _ADVICE.search(message):
         return []
     level = event.level or line_level(message)
     relogged = _RELOGGED.search(message)
-    if level in _QUIET_LEVELS or (relogged is not None and _INNER_LEVEL.search(relogged.group("inner"))):
+    lower_inner = relogged is not None and _INNER_LEVEL.search(relogged.group("inner")) is not None
+    if level in _QUIET_LEVELS or lower_inner or _IGNORED.search(message):
         return [m for m in matches if m.signature.tier != "generic"]
     return matches
 

@@ -2,7 +2,8 @@
 
 Sources of the rules: Kubernetes CRI log format (kubelet ``parseCRILog``:
 ``<RFC3339Nano> <stdout|stderr> <F|P>[:tags] <content>``), the vLLM / TGI / Triton / Ollama
-(Go slog) / llama.cpp / uvicorn line headers listed in ``docs/record-formats.md`` §11, and ANSI SGR escapes
+(Go slog) / llama.cpp / uvicorn line headers listed in ``docs/record-formats.md`` §11, the Rust
+``<date> <time> LEVEL target: message`` header of SGLang's model gateway, and ANSI SGR escapes
 (``ESC [ ... m``) that vLLM, TGI, SGLang and llama.cpp print when colour is forced.
 """
 
@@ -23,6 +24,7 @@ _SIMPLE = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r":
 _LINE_LEVEL = re.compile(
     r"(?:\([^()]*pid=\d+\) )?(DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:"  # vLLM
     r"|\d{4}-\d\d-\d\dT[\d:.]+Z\s+(TRACE|DEBUG|INFO|WARN|ERROR) "  # TGI text
+    r"|\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d{1,9})? +(TRACE|DEBUG|INFO|WARN|ERROR) +[\w:.\-]{1,80}: "  # Rust
     r"|time=\S+ level=([A-Z]+)\b"  # Ollama (Go slog)
     r"|([IWEF])\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ "  # Triton / glog
     r"|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ ([IWE]) \d+ "  # Triton ISO8601

@@ -68,6 +68,7 @@ class TestLevels:
             ("[rank1]:[E1103 23:14:03.342459398 ProcessGroupNCCL.cpp:2068] x", "error"),
             ("1.06.520.077 E ggml_backend_cuda_buffer_type_alloc_buffer: x", "error"),
             ('INFO:     10.42.0.1:38914 - "POST /v1/chat/completions HTTP/1.1" 200 OK', "info"),
+            ("2025-10-07 23:31:33 DEBUG sglang_router_rs::core::worker_manager: src/core/worker_manager.rs:1031: x", "debug"),
             ("[2025-09-28 17:07:10 TP0] Load weight end.", None),
         ],
     )

@@ -130,6 +130,23 @@ class TestGenericFamily:
         assert ("generic/python-exception", exception) == (
             detection.incident.signature.id, detection.incident.match.captures["exception"])
 
+    def test_a_line_that_ignores_its_error_raises_nothing(self) -> None:
+        """huggingface_hub's "Ignored error while writing ..." goes on; the same errno without it is an os-error."""
+        ignored = ("Ignored error while writing commit hash to /root/.cache/huggingface/hub/models--Qwen--Qwen3.8-27B/"
+                   "refs/main: [Errno 13] Permission denied: '/root/.cache/huggingface/hub'.")
+        failed = "PermissionError: [Errno 13] Permission denied: '/home/user/cache_root/huggingface'"
+        found = [[d.incident.signature.id for d in _detections([line], _generic_engine())] for line in (ignored, failed)]
+        assert [[], ["generic/os-error"]] == found
+
+    def test_a_gateway_record_counts_at_its_own_level(self) -> None:
+        """SGLang's model gateway (Rust, local time) logs a failed health check at DEBUG: quiet; its ERROR
+        record of the same failure is an ERROR record."""
+        head = "2025-10-07 23:31:33 %s sglang_router_rs::core::worker%s: src/core/worker%s.rs:517: "
+        debug = head % ("DEBUG", "_manager", "_manager") + "Worker grpc://localhost:20000 health check failed: transport error"
+        error = head % ("ERROR", "", "") + "Failed to connect gRPC client for worker grpc://localhost:20000: transport error"
+        found = [[d.incident.signature.id for d in _detections([line], _generic_engine())] for line in (debug, error)]
+        assert [[], ["generic/error-log-record"]] == found
+
 
 class TestUnclassifiedFingerprints:
     """Unclassified incidents group by fingerprint."""
