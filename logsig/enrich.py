@@ -4,7 +4,13 @@ Primary signature (when several match one message), in order:
 
 0. a signature written for another server than the one the stream runs (:mod:`logsig.servers`)
    is never primary while any other signature matches; when it is the only match the incident is
-   still raised (a failure is never dropped) and ``server.signature_covers`` says ``no``;
+   still raised (a failure is never dropped) and ``server.signature_covers`` says ``no``. While
+   the stream's server is unknown (no banner, no telling metadata), a signature written for
+   particular servers is not primary either when a specific signature that applies to every
+   server matched all the text it matched (a bare torch CUDA OOM gets the torch advice, not
+   vLLM's); it stays primary when it matched more (SGLang's ``Capture cuda graph failed: CUDA out
+   of memory``, llama.cpp's ``ggml_backend_cuda_buffer_type_alloc_buffer``), or when only the
+   generic tier matched with it;
 1. the highest ``priority`` (catalog field, default 0; generic catch-alls and downstream
    consequences such as engine-dead cascades use negative values);
 2. then the most specific regex: the most literal characters in the pattern (a regex that spells
@@ -38,7 +44,7 @@ from logsig.matchers.catalog.captures import capture_values
 from logsig.matchers.engine.engine import Match
 from logsig.matchers.signature import Signature
 from logsig.records import LogEvent, Origin
-from logsig.servers import ServerInfo, coverage, is_foreign
+from logsig.servers import ServerInfo, coverage, is_foreign, signature_servers
 from logsig.severity import signature_severity
 
 MAX_LINE_CHARS = 4096
@@ -58,14 +64,27 @@ def literal_length(regex: str) -> int:
 def rank(matches: Sequence[Match], server: ServerInfo | None = None) -> list[Match]:
     """``matches`` ordered primary first (see the module docstring); catalog order breaks ties.
 
-    server: the stream's server, when known; signatures written for another one go last.
+    server: the stream's server, when known; signatures written for another one go last, and while
+    it is unknown a server-specific one goes after a signature for every server that covers its span.
     """
     order = {id(m): i for i, m in enumerate(matches)}
+    covering = [m.span for m in matches if _for_every_server(m.signature)] if server is None else []
     return sorted(
         matches,
-        key=lambda m: (is_foreign(m.signature, server), -m.signature.priority,
-                       -literal_length(m.signature.regex), order[id(m)]),
+        key=lambda m: (is_foreign(m.signature, server), _unconfirmed(m, covering),
+                       -m.signature.priority, -literal_length(m.signature.regex), order[id(m)]),
     )
+
+
+def _for_every_server(sig: Signature) -> bool:
+    """A specific-tier incident signature written for no one server (torch, CUDA, NCCL, ...; not a banner)."""
+    return sig.tier == "specific" and sig.role == "incident" and not signature_servers(sig)
+
+
+def _unconfirmed(match: Match, covering: Sequence[tuple[int, int]]) -> bool:
+    """``match`` is server-specific and one of the ``covering`` spans holds all of its text."""
+    start, end = match.span
+    return any(a <= start and end <= b for a, b in covering) and bool(signature_servers(match.signature))
 
 
 def event_id(origin: Origin, message: str, signature_id: str, position: int = 0) -> str:

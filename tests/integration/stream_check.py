@@ -23,6 +23,8 @@ from logsig.matchers.catalog.loader import load_catalog
 
 SEED_ID = "llm/vllm-cuda-oom-during-prefill"
 SEED_LINE = load_catalog().by_id()[SEED_ID].signature
+LINE_PRIMARY = "cuda/torch-oom"
+"""The primary of :func:`line` (plain text, so the server is unknown: the torch record, the seed also matched)."""
 LINE_ID = re.compile(r" req-(\d+)$")
 Isolation = Literal["read_committed", "read_uncommitted"]
 

@@ -22,7 +22,7 @@ from aiokafka.errors import KafkaConnectionError
 from tests.integration.daemon_proc import start_daemon
 from tests.integration.kafka_util import produce, read_all
 from tests.integration.local_kafka import load_kafka_script
-from tests.integration.stream_check import SEED_ID, line, make_topics, wait_for
+from tests.integration.stream_check import LINE_PRIMARY, line, make_topics, wait_for
 from tests.integration.tls_files import Pki, make_pki
 
 SCRAM_PASSWORD = "scram-Secret-7f3a9"
@@ -94,7 +94,7 @@ class TestSecuredKafka:
         log = daemon.log_path.read_text(errors="replace")
         print(f"\nsecured Kafka ({mode}): 1 incident over {secure_broker.bootstrap}; log of {len(log)} bytes "
               f"at debug level, secrets found in it: {_secrets_in(log)}")
-        assert ([SEED_ID], []) == ([i["signature"]["id"] for i in incidents], _secrets_in(log))
+        assert ([LINE_PRIMARY], []) == ([i["signature"]["id"] for i in incidents], _secrets_in(log))
 
     @pytest.mark.parametrize("secure_broker", ["sasl_ssl"], indirect=True)
     async def test_wrong_password_is_retried_and_never_logged(self, secure_broker: Any, pki: Pki,

@@ -88,9 +88,9 @@ class TestTextFormat:
         monkeypatch.setenv("LOGSIG_GROUPING__ENABLED", "false")
         path = write(tmp_path, "in.log", (record(OOM, "2024-08-14T16:06:55Z") + "\n").encode())
         assert 0 == main(["scan", "--format", "text", str(path)])
-        top = load_catalog().by_id()["llm/vllm-cuda-oom-during-prefill"].workarounds
+        top = load_catalog().by_id()["cuda/torch-oom"].workarounds
         best = max(top, key=lambda w: w.success_rate)
-        assert (f"\n[error] llm/vllm-cuda-oom-during-prefill  ml/vllm-0  2024-08-14T16:06:55+00:00\n"
+        assert (f"\n[error] cuda/torch-oom  ml/vllm-0  2024-08-14T16:06:55+00:00\n"
                 f"  line: {OOM}\n  try first ({best.success_rate:.0%}): {(best.how or best.action)[:160]}\n"
                 ) == capsys.readouterr().out
 

@@ -69,9 +69,18 @@ class TestSignatureServers:
 class TestRank:
     def test_torch_oom_on_sglang_does_not_get_vllm_advice(self, engine: Engine) -> None:
         """On an SGLang stream, the generic torch OOM signature is primary, not the vLLM seed."""
-        matches = engine.match(OOM)
-        assert SEED == rank(matches)[0].signature.id
-        assert "cuda/torch-oom" == rank(matches, ServerInfo("sglang", None, "image"))[0].signature.id
+        assert "cuda/torch-oom" == rank(engine.match(OOM), ServerInfo("sglang", None, "image"))[0].signature.id
+
+    def test_torch_oom_on_an_unknown_server_does_not_get_vllm_advice(self, engine: Engine) -> None:
+        """With the server unknown, the torch OOM signature, which covers all the seed matched, is primary; the seed follows."""
+        ranked = [m.signature.id for m in rank(engine.match(OOM))]
+        assert ("cuda/torch-oom", True) == (ranked[0], SEED in ranked[1:])
+
+    def test_server_specific_text_stays_primary_on_an_unknown_server(self, engine: Engine) -> None:
+        """With the server unknown, a server's signature matching more than the torch one (SGLang's capture wrapper) stays primary."""
+        line = ("Exception: Capture cuda graph failed: CUDA out of memory. Tried to allocate 448.00 MiB. GPU 7 has a "
+                "total capacity of 95.00 GiB of which 25.56 MiB is free.")
+        assert "llm/sglang-cuda-graph-capture-oom" == rank(engine.match(line))[0].signature.id
 
     def test_vllm_stream_keeps_the_seed(self, engine: Engine) -> None:
         """On a vLLM stream the vLLM-specific record stays primary."""
@@ -141,7 +150,14 @@ class TestPipeline:
         assert SEED in incident.also_matched
 
     def test_no_metadata_no_server(self, engine: Engine) -> None:
-        """A plain line with no banner and no metadata names no server and keeps today's primary."""
+        """A plain line with no banner and no metadata names no server and gets the torch advice, not vLLM's."""
         record = RawRecord(OOM.encode(), Origin(file="f", line_number=1))
         incident = self._pipeline(engine).process([record], 0.0).detections[0].incident
-        assert (SEED, None) == (incident.signature.id, incident.server)
+        assert ("cuda/torch-oom", None) == (incident.signature.id, incident.server)
+
+    def test_trainer_container_without_banner_gets_the_torch_advice(self, engine: Engine) -> None:
+        """An OOM from a container named trainer (no banner, no server image) is not given the vLLM seed."""
+        record = RawRecord(_fluentbit("trainer-0", "trainer", "pytorch/pytorch:2.4.0-cuda12.4", OOM),
+                           Origin(topic="t", partition=0, offset=0))
+        incident = self._pipeline(engine).process([record], 0.0).detections[0].incident
+        assert ("cuda/torch-oom", None, True) == (incident.signature.id, incident.server, SEED in incident.also_matched)

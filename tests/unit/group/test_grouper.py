@@ -105,7 +105,7 @@ class TestLifecycle:
         grouper = IncidentGrouper(settings())
         grouper.feed([detection(OOM, 0, seconds=0), detection(OOM, 1, seconds=1)])
         events = grouper.feed([detection(DEAD, 2, seconds=90)]) + grouper.tick()
-        assert [("opened", "llm/vllm-engine-dead"), ("resolved", "llm/vllm-cuda-oom-during-prefill")] == [
+        assert [("opened", "llm/vllm-engine-dead"), ("resolved", "cuda/torch-oom")] == [
             (e.status, e.signature.id) for e in events]
 
 
@@ -173,7 +173,7 @@ class TestCausalLinks:
         grouper = IncidentGrouper(settings())
         oom, dead = grouper.feed([detection(OOM, 0), detection(DEAD, 1)], now=0.0)
         assert dead.caused_by and oom.group
-        assert (oom.group.key, "llm/vllm-cuda-oom-during-prefill") == (dead.caused_by.key, dead.caused_by.signature_id)
+        assert (oom.group.key, "cuda/torch-oom") == (dead.caused_by.key, dead.caused_by.signature_id)
         assert None is oom.caused_by
 
     def test_no_link_across_pods_or_beyond_the_window(self) -> None:

@@ -39,7 +39,7 @@ class TestReportCollector:
         collector = collected(fluent(OOM, "2026-03-02T06:00:10Z", "vllm-0"), fluent(OOM, "2026-03-02T06:00:50Z", "vllm-0"),
                               fluent(OOM, None, "vllm-1"))
         minute = int(datetime(2026, 3, 2, 6, 0, tzinfo=UTC).timestamp()) // 60
-        assert (3, {"ml/vllm-0": 2, "ml/vllm-1": 1}, {("llm/vllm-cuda-oom-during-prefill", minute): 2}, 1) == (
+        assert (3, {"ml/vllm-0": 2, "ml/vllm-1": 1}, {("cuda/torch-oom", minute): 2}, 1) == (
             collector.lines, dict(collector.pods), dict(collector.minutes), collector.without_time)
 
 

@@ -36,7 +36,7 @@ CASES: dict[str, Case] = {
     ),
     "bytes-torch-oom-short-line-under-the-seed": Case(
         "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB",
-        "llm/vllm-cuda-oom-during-prefill",
+        "cuda/torch-oom",
         {"requested_bytes": 2147483648, "gpu_index": 0, "total_bytes": 84986665370},
         signature="cuda/torch-oom",
     ),
