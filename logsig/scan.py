@@ -12,12 +12,16 @@ of the unclassified incidents (only a generic-tier signature named them;
 are grouped as the daemon groups them (:mod:`logsig.group.stage`), with log time as the clock: the
 output is each group's opened/updated/resolved events, every group still open at the end of the
 input resolved; with ``grouping.enabled: false`` it is one event per matching line. A progress
-bar (tqdm) is shown on stderr when it is a terminal: with total, percentage and ETA when every
-input is a file (measured in bytes read from disk), else a running count of lines.
+bar (tqdm) is shown on stderr when it is a terminal, or with ``progress=True`` (``--progress``),
+never with ``progress=False`` (``--no-progress``): bytes read from disk of their total, rate,
+percentage and ETA when every input is a file, else a running count of lines; and the lines and
+incidents so far. stdout carries only the incidents; the summary is written to stderr at the end
+either way.
 """
 
 from __future__ import annotations
 
+import io
 import os
 import time
 from collections import Counter
@@ -86,12 +90,14 @@ def parse_time(text: str, now: datetime | None = None) -> datetime:
 @dataclass(frozen=True, slots=True)
 class ScanOptions:
     """How to write and select: ``format`` json or text, the time window, the ``fail_on`` severity,
-    ``unclassified``: write the top N unclassified templates instead of the incidents (None: incidents)."""
+    ``unclassified``: write the top N unclassified templates instead of the incidents (None: incidents),
+    ``progress``: show the progress bar on stderr (None: when stderr is a terminal)."""
 
     format: str = "json"
     window: TimeWindow = TimeWindow()
     fail_on: str | None = None
     unclassified: int | None = None
+    progress: bool | None = None
 
 
 @dataclass
@@ -171,6 +177,8 @@ class Scanner:
         for batch in line_batches(source.stream, source.name):
             self.step(self.pipeline.process_batch(batch, time.monotonic()))
             self.summary.records += len(batch)
+            progress.set_postfix_str(f"{self.summary.records:,} lines, {self.summary.incidents:,} incidents",
+                                     refresh=False)
             if progress.total is None:
                 progress.update(len(batch))
             else:
@@ -183,14 +191,26 @@ def _nowhere(step: StepResult, out: BinaryIO) -> None:
     """Write nothing (``--unclassified`` writes its view at the end instead)."""
 
 
-def _progress(paths: Sequence[str], err: TextIO) -> tqdm[Any]:
-    """Bytes on disk with total and ETA when every input is a file, else a count of lines."""
-    disable = not err.isatty()
+def _progress(paths: Sequence[str], err: TextIO, show: bool | None = None) -> tqdm[Any]:
+    """Bytes on disk with total and ETA when every input is a file, else a count of lines; shown
+    when ``show``, or (None) when ``err`` is a terminal. A terminal that reports no width (a bare
+    pty) is taken as 80 by 24, where tqdm would draw nothing."""
+    disable = not err.isatty() if show is None else not show
+    shape = _shape(err)
     if "-" in paths:
-        return tqdm(unit=" lines", unit_scale=True, file=err, disable=disable, mininterval=0.5)
+        return tqdm(unit=" lines", unit_scale=True, file=err, disable=disable, mininterval=0.5, **shape)
     total = sum(_size(path) for path in paths)
     return tqdm(total=total, unit="B", unit_scale=True, unit_divisor=1024, file=err, disable=disable,
-                mininterval=0.5)
+                mininterval=0.5, **shape)
+
+
+def _shape(err: TextIO) -> dict[str, Any]:
+    """``ncols``/``nrows`` for tqdm when ``err`` is a terminal reporting no size; else none (tqdm asks)."""
+    try:
+        size = os.get_terminal_size(err.fileno())
+    except (OSError, ValueError, io.UnsupportedOperation):
+        return {}
+    return {} if size.columns and size.lines else {"ncols": size.columns or 80, "nrows": size.lines or 24}
 
 
 def _size(path: str) -> int:
@@ -211,7 +231,7 @@ def scan(pipeline: Pipeline, paths: Sequence[str], out: BinaryIO, err: TextIO,
     scanner = Scanner(pipeline, out, options, observers, grouping)
     started = time.perf_counter()
     paths = list(paths) or ["-"]
-    with _progress(paths, err) as progress:
+    with _progress(paths, err, options.progress) as progress:
         for path in paths:
             with open_input(path) as source:
                 scanner.input(source, progress)

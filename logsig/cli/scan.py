@@ -35,6 +35,9 @@ def add_parser(sub: Any, add_catalog_args: Callable[[argparse.ArgumentParser], N
     scan.add_argument("--unclassified", type=_positive, nargs="?", const=20, metavar="N",
                       help="write the N (default 20) most frequent templates of the unclassified incidents "
                            "(only a generic signature named them) instead of the incidents")
+    scan.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                      help="show a progress bar on stderr (bytes of total, rate, lines and incidents so far); "
+                           "default: when stderr is a terminal")
     add_catalog_args(scan)
     add_cache_arg(scan)
 
@@ -74,7 +77,8 @@ def cmd_scan(args: argparse.Namespace) -> int:
         _check_writable(args.report)
     window = TimeWindow(parse_time(args.since) if args.since else None,
                         parse_time(args.until) if args.until else None)
-    options = ScanOptions(format=args.format, window=window, fail_on=args.fail_on, unclassified=args.unclassified)
+    options = ScanOptions(format=args.format, window=window, fail_on=args.fail_on, unclassified=args.unclassified,
+                          progress=args.progress)
     catalog = load_catalog(settings.catalog.paths, builtin=settings.catalog.builtin)
     engine = Engine(catalog.signatures, max_message_bytes=settings.matching.max_message_bytes,
                     cache=settings.catalog.compile_cache())

@@ -3,6 +3,7 @@
 import gzip
 import io
 import json
+import os
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -16,7 +17,7 @@ from logsig.errors import ConfigError
 from logsig.matchers.catalog.loader import load_catalog
 from logsig.matchers.engine.engine import Engine
 from logsig.pipeline import Pipeline
-from logsig.scan import Scanner, ScanOptions, TimeWindow, _progress, parse_time
+from logsig.scan import Scanner, ScanOptions, TimeWindow, _progress, parse_time, scan
 from logsig.sources.lines import open_input
 
 OOM = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of "
@@ -183,3 +184,54 @@ class TestProgress:
         with tqdm(total=path.stat().st_size, file=io.StringIO()) as bar, open_input(str(path)) as source:
             scanner.input(source, bar)
             assert (path.stat().st_size, 150) == (bar.n, scanner.summary.records)
+
+
+class Terminal(io.StringIO):
+    """A stderr that says it is a terminal (tqdm then draws its bar into it)."""
+
+    def isatty(self) -> bool:
+        """Always a terminal."""
+        return True
+
+
+class TestProgressChoice:
+    """Whether ``logsig scan`` draws a progress bar, and what the bar says."""
+
+    def _scan(self, tmp_path: Path, err: io.StringIO, progress: bool | None) -> tuple[bytes, str]:
+        path = write(tmp_path, "in.log", LINES.encode() * 20)
+        pipeline = Pipeline(Engine(load_catalog().signatures), DecodeSettings())
+        out = io.BytesIO()
+        summary = scan(pipeline, [str(path)], out, err, ScanOptions(progress=progress))
+        assert 0 < summary.incidents
+        return out.getvalue(), err.getvalue()
+
+    def test_terminal_shows_bytes_lines_and_incidents_and_stdout_stays_clean(self, tmp_path: Path) -> None:
+        """On a terminal the bar ends at 100 % with the lines and incidents so far; stdout holds only incident JSON."""
+        out, err = self._scan(tmp_path, Terminal(), None)
+        summary = next(line for line in err.splitlines() if line.startswith("scanned "))
+        incidents = int(summary.split(": ")[1].split(" incidents")[0])
+        bar = err.split("\r")[-1].split("\n")[0]
+        assert (True, True, f"{incidents:,} incidents]") == (
+            bar.startswith("100%|"), all(line.startswith(b'{"schema_version"') for line in out.splitlines()),
+            bar.rsplit(", ", 1)[1])
+
+    def test_no_progress_on_a_terminal_writes_only_the_summary(self, tmp_path: Path) -> None:
+        """--no-progress draws nothing: stderr starts with the summary line."""
+        _, err = self._scan(tmp_path, Terminal(), False)
+        assert (False, True) == ("\r" in err, err.startswith("scanned "))
+
+    def test_progress_when_stderr_is_not_a_terminal(self, tmp_path: Path) -> None:
+        """--progress draws the bar into a pipe or file too; without it a non-terminal gets none."""
+        _, forced = self._scan(tmp_path, io.StringIO(), True)
+        _, default = self._scan(tmp_path, io.StringIO(), None)
+        assert (True, False) == ("100%|" in forced, "100%|" in default)
+
+    def test_a_terminal_reporting_no_size_gets_80_columns(self) -> None:
+        """A fresh pty reports 0 x 0 (tqdm would then draw nothing): the bar takes 80 columns."""
+        leader, follower = os.openpty()
+        try:
+            with os.fdopen(follower, "w", closefd=False) as err, _progress(["-"], err) as bar:
+                assert (80, False) == (bar.ncols, bar.disable)
+        finally:
+            os.close(leader)
+            os.close(follower)
