@@ -122,13 +122,37 @@ class TestGenericFamily:
         ("(pid=4521) ray.exceptions.RayTaskError(ValueError): ray::RayWorkerWrapper.execute_method()", "ray.exceptions.RayTaskError"),
         ("  | ExceptionGroup: unhandled errors in a TaskGroup (1 sub-exception)", "ExceptionGroup"),
         ("torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:", "torch._dynamo.exc.BackendCompilerFailed"),
+        ("zipfile.BadZipFile: File is not a zip file", "zipfile.BadZipFile"),
+        ("(ServeReplica:router:Router pid=265, ip=10.0.150.166) anyio.EndOfStream", "anyio.EndOfStream"),
+        ("AttributeError                            Traceback (most recent call last)", "AttributeError"),
     ])
     def test_python_exception_under_any_prefix(self, line: str, exception: str) -> None:
         """Worker, rank and Ray prefixes, exception groups, Ray's wrapped class and classes of an
-        ``exc``/``errors`` module all name the exception."""
+        ``exc``/``errors`` module, dotted classes named neither Error nor Exception and a notebook's
+        traceback header all name the exception."""
         detection = _detections([line], _generic_engine())[0]
         assert ("generic/python-exception", exception) == (
             detection.incident.signature.id, detection.incident.match.captures["exception"])
+
+    @pytest.mark.parametrize(("line", "expected"), [
+        ("[  603.029519] [drm:psp_hw_init [amdgpu]] *ERROR* PSP firmware loading failed", "generic/error-log-record"),
+        ("[Error]: The vector core execution is abnormal.", "generic/error-log-record"),
+        ("CMake Error at CMakeLists.txt:14 (project):", "generic/error-message"),
+        ('"error": "fails to reconcile component: fails to create NewRawKubeReconciler for predictor",',
+         "generic/error-message"),
+        ("Exception occurred during processing of request from ('127.0.0.1', 55283)", "generic/python-traceback"),
+        ("(main_task pid=235642) Unhandled error (suppress with 'RAY_IGNORE_UNHANDLED_ERRORS=1'): "
+         "ray::WorkerDict.actor_rollout_generate_sequences() (pid=237706, ip=10.140.24.28)", "generic/python-traceback"),
+        ("exec /usr/local/bin/python3: exec format error", "generic/os-error"),
+        ("/media/build/llama/ggml/src/ggml-backend.cpp:748: pre-allocated tensor (cache_k_l0 (view)) in a buffer "
+         "(Vulkan0) that cannot run the operation (CPY)", "generic/native-crash"),
+        ("研究过程中发生错误: peer closed connection without sending complete message body (incomplete chunked read)",
+         "generic/network-error"),
+    ])
+    def test_classes_beyond_the_server_headers(self, line: str, expected: str) -> None:
+        """Kernel DRM and Ascend error records, CMake and pretty-printed JSON errors, socketserver's and
+        Ray's reports, ENOEXEC, lowercase ggml aborts and an error under a non-English prefix are named."""
+        assert [expected] == [d.incident.signature.id for d in _detections([line], _generic_engine())]
 
     def test_a_line_that_ignores_its_error_raises_nothing(self) -> None:
         """huggingface_hub's "Ignored error while writing ..." goes on; the same errno without it is an os-error."""
