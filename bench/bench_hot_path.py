@@ -8,11 +8,13 @@
    same incidents.
 2. ``run``: ``logsig run`` end to end through a real local broker (``deploy/local/kafka.py``),
    same catalog, against a bare aiokafka consumer reading the same topic, for plain lines and for
-   the same lines in Fluent Bit JSON envelopes with Kubernetes metadata; 3 partitions. Steady
-   state: records/s while the records from 10% to 90% of the topic are read (the daemon's
-   ``/status`` totals polled at 10 Hz; the bare consumer's own count), so fixed delays at the
-   end are left out: commits wait for held multi-line groups (``decode.multiline.idle_timeout_seconds``,
-   2 s) and for incident groups' next report (``grouping.update_interval_seconds``, 10 s). The
+   the same lines in Fluent Bit JSON envelopes with Kubernetes metadata; 3 partitions; the topic
+   holds the stream ``--copies`` times (2). Steady state: records/s while the records from 10% to
+   90% of the topic are read (the daemon's ``/status`` totals polled at 10 Hz, marks taken only
+   once it says ready, i.e. its phase-two regexes are compiled; the bare consumer's own count), so
+   start-up and fixed delays at the end are left out: commits wait for held multi-line groups
+   (``decode.multiline.idle_timeout_seconds``, 2 s) and for incident groups' next report
+   (``grouping.update_interval_seconds``, 10 s). The
    daemon reads at most 8 unacknowledged steps ahead of its acknowledgements. Also printed: records/s
    from the daemon's first commit to the commit of the last record (polled from the broker),
    delays included, against the bare consumer's whole run.
@@ -163,17 +165,18 @@ STEADY = (0.1, 0.9)
 
 class Progress:
     """(time, records) samples of a reader; :meth:`rate` is records/s between the first samples at or
-    past ``STEADY``'s two fractions of ``total``."""
+    past ``STEADY``'s two fractions of ``total`` taken once the reader is ready."""
 
     def __init__(self, total: int) -> None:
         self.total = total
         self.marks: list[tuple[float, int]] = []
 
-    def add(self, records: int) -> bool:
-        """Note ``records`` read by now; True once both marks are passed."""
+    def add(self, records: int, ready: bool = True) -> bool:
+        """Note ``records`` read by now (``ready``: the reader is past its start-up); True once both marks
+        are passed. No mark is taken before the reader is ready."""
         now = time.perf_counter()
         for fraction in STEADY[len(self.marks):]:
-            if records >= fraction * self.total:
+            if ready and records >= fraction * self.total:
                 self.marks.append((now, records))
         return len(self.marks) == len(STEADY)
 
@@ -276,13 +279,14 @@ async def _watch_commits(bootstrap: str, group: str, total: int, process: subpro
 
 
 def _watch_reads(port: int, progress: Progress, process: subprocess.Popen[bytes]) -> None:
-    """Feed ``progress`` with the records the daemon read (``/status`` totals, 10 Hz) until both marks pass."""
+    """Feed ``progress`` with the records the daemon read (``/status`` totals, 10 Hz) until both marks
+    pass; marks only once ``/status`` says ready (partitions assigned, phase two compiled)."""
     while process.poll() is None:
         try:
             status = json.loads(urllib.request.urlopen(f"http://127.0.0.1:{port}/status", timeout=5).read())
         except OSError:
-            status = {"totals": {"records": 0}}
-        if progress.add(int(status["totals"]["records"])):
+            status = {"totals": {"records": 0}, "ready": False}
+        if progress.add(int(status["totals"]["records"]), ready=bool(status["ready"])):
             return
         time.sleep(0.1)
 
@@ -303,8 +307,11 @@ def _daemon_rate(bootstrap: str, topic: str, total: int, folder: Path, catalog_p
         process.wait(timeout=60)
 
 
-def bench_run(stream: list[str], folder: Path, catalog_path: Path) -> None:
-    """logsig run against a bare consumer, plain lines and Fluent Bit JSON, on one broker."""
+def bench_run(stream: list[str], folder: Path, catalog_path: Path, copies: int = 2) -> None:
+    """logsig run against a bare consumer, plain lines and Fluent Bit JSON, on one broker; the topic
+    holds the stream ``copies`` times, so the daemon's start-up (its phase-two compile between
+    batches) ends well before the steady-state window closes."""
+    stream = stream * copies
     kafka = _kafka()
     state = folder / "kafka"
     broker = kafka.start(state)
@@ -496,6 +503,7 @@ def main() -> None:
     parser.add_argument("--rate", type=float, default=10_000)
     parser.add_argument("--seconds", type=float, default=20)
     parser.add_argument("--soak-lines", type=int, default=2_000_000)
+    parser.add_argument("--copies", type=int, default=2, help="run: the stream this many times in the topic")
     args = parser.parse_args()
     only = set(args.only.split(","))
     lines = generate(args.lines)
@@ -507,7 +515,7 @@ def main() -> None:
         if "scan" in only:
             bench_scan(stream, catalog_path, args.repeat)
         if "run" in only:
-            bench_run(lines, folder, catalog_path)
+            bench_run(lines, folder, catalog_path, args.copies)
         if "latency" in only:
             bench_latency(lines, folder, catalog_path, args.rate, args.seconds)
         if "rss" in only:
