@@ -137,6 +137,8 @@ class TestGenericFamily:
     @pytest.mark.parametrize(("line", "expected"), [
         ("[  603.029519] [drm:psp_hw_init [amdgpu]] *ERROR* PSP firmware loading failed", "generic/error-log-record"),
         ("[Error]: The vector core execution is abnormal.", "generic/error-log-record"),
+        ("2025-07-02T15:35:18Z #7 278.8 E: Package 'build-essential' has no installation candidate",
+         "generic/error-log-record"),
         ("CMake Error at CMakeLists.txt:14 (project):", "generic/error-message"),
         ('"error": "fails to reconcile component: fails to create NewRawKubeReconciler for predictor",',
          "generic/error-message"),
@@ -150,7 +152,7 @@ class TestGenericFamily:
          "generic/network-error"),
     ])
     def test_classes_beyond_the_server_headers(self, line: str, expected: str) -> None:
-        """Kernel DRM and Ascend error records, CMake and pretty-printed JSON errors, socketserver's and
+        """Kernel DRM, Ascend and apt error records, CMake and pretty-printed JSON errors, socketserver's and
         Ray's reports, ENOEXEC, lowercase ggml aborts and an error under a non-English prefix are named."""
         assert [expected] == [d.incident.signature.id for d in _detections([line], _generic_engine())]
 
