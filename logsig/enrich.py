@@ -171,7 +171,7 @@ def _match_out(event: LogEvent, ranked: Sequence[Match]) -> MatchOut:
     text, text_cut = _cut(event.message[start:end])
     captures = merged_captures(ranked)
     return MatchOut(line=line, span=(start, end), matched_text=text, captures=captures,
-                    values=capture_values(captures), truncated=line_cut or text_cut)
+                    values=capture_values(captures), truncated=line_cut or text_cut, repaired=event.repaired)
 
 
 def build_incident(event: LogEvent, matches: Sequence[Match], detected_at: datetime,

@@ -71,7 +71,8 @@ class MatchOut(_Frozen):
     base units (bytes, tokens, seconds; see ``logsig.matchers.catalog.captures``). Captures and values come
     from every matching signature, the primary's first, so a generic primary still carries the
     numbers a more detailed signature read off the same line. ``line`` and ``matched_text`` are cut
-    to 4,096 characters (``truncated`` then says so) so an incident always fits a Kafka record."""
+    to 4,096 characters (``truncated`` then says so) so an incident always fits a Kafka record.
+    ``repaired``: bytes of the record that were not UTF-8 are U+FFFD in the text (``docs/decoding.md``)."""
 
     line: str
     span: tuple[int, int]
@@ -79,6 +80,7 @@ class MatchOut(_Frozen):
     captures: dict[str, str | None]
     values: dict[str, int | float]
     truncated: bool = False
+    repaired: bool = False
 
 
 class SourceOut(_Frozen):

@@ -46,7 +46,8 @@ class StepResult:
     truncated: records cut at ``decode.max_record_bytes`` plus messages matched on a bounded
     window because they were longer than ``matching.max_message_bytes``; lines: after the
     grouping stage (:mod:`logsig.group.stage`), the per-line detections, while ``detections``
-    holds the group events (None before grouping or without it).
+    holds the group events (None before grouping or without it); repaired: records whose text had
+    bytes that are not UTF-8, decoded as U+FFFD and matched (:func:`logsig.decode.text.repaired_text`).
     """
 
     detections: list[Detection] = field(default_factory=list)
@@ -54,6 +55,7 @@ class StepResult:
     events: int = 0
     truncated: int = 0
     lines: list[Detection] | None = None
+    repaired: int = 0
 
     @property
     def matched(self) -> list[Detection]:
@@ -166,6 +168,7 @@ class Pipeline:
         if decoded.failure is not None:
             result.failures.append(self.redactor.failure(decoded.failure))
         result.truncated += int(decoded.truncated)
+        result.repaired += int(decoded.repaired)
         for event in decoded.events:
             ready.extend(self.assembler.feed(event, now))
 

@@ -77,7 +77,8 @@ class LogEvent:
     record is a fragment of a longer line (CRI ``P`` tag, Docker json-file ``log`` without its
     trailing newline) that the multi-line assembler joins with the next fragments; position: the
     event's 0-based place among the events its record decoded to (an OTLP batch or NDJSON value
-    holds several), so two equal lines of one record stay two events.
+    holds several), so two equal lines of one record stay two events; repaired: bytes of the text
+    that were not UTF-8 were decoded as U+FFFD (of any record, for a multi-line event).
     """
 
     message: str
@@ -91,6 +92,7 @@ class LogEvent:
     origins: tuple[Origin, ...] = ()
     partial: bool = False
     position: int = 0
+    repaired: bool = False
 
     @property
     def covered_origins(self) -> tuple[Origin, ...]:

@@ -109,6 +109,7 @@ class ScanSummary:
     incidents: int = 0
     groups: int = 0
     truncated: int = 0
+    repaired: int = 0
     outside_window: int = 0
     failures: Counter[str] = field(default_factory=Counter)
     primary: Counter[str] = field(default_factory=Counter)
@@ -120,6 +121,7 @@ class ScanSummary:
         """Add one step's counts."""
         self.events += step.events
         self.truncated += step.truncated
+        self.repaired += step.repaired
         self.failures.update(f.reason for f in step.failures)
         self.groups += sum(1 for d in step.detections if d.incident.status == "opened")
         for detection in step.matched:
@@ -257,6 +259,8 @@ def write_summary(summary: ScanSummary, err: TextIO, options: ScanOptions = Scan
         err.write(f"undecodable records: {failed}\n")
     if summary.truncated:
         err.write(f"records or messages truncated for matching: {summary.truncated}\n")
+    if summary.repaired:
+        err.write(f"records with bytes that are not UTF-8, matched with U+FFFD in their place: {summary.repaired}\n")
     order = sorted(summary.matches, key=lambda s: (-summary.primary[s], -summary.matches[s], s))
     for sig_id in order:
         count = summary.primary[sig_id]

@@ -62,6 +62,8 @@ class Metrics:
                                       registry=r)
         self.records_failed = Counter("logsig_records_failed", "Records that could not be decoded.", ["reason"],
                                       registry=r)
+        self.records_repaired = Counter("logsig_records_repaired", "Records whose text had bytes that are not "
+                                        "UTF-8, decoded as U+FFFD and matched.", registry=r)
         self.dead_letters = Counter("logsig_dead_letters", "Records written to the dead-letter topic.", ["reason"],
                                     registry=r)
         self.dead_letters_dropped = Counter("logsig_dead_letters_dropped",
@@ -231,6 +233,7 @@ def step_processed(m: Metrics, step: StepResult, phase_two: Mapping[str, float])
     """A step was decoded and matched: truncations, undecodable records, matches per signature and
     the engine's cumulative phase-two seconds (``phase_two``)."""
     m.truncated.inc(step.truncated)
+    m.records_repaired.inc(step.repaired)
     for failure in step.failures:
         m.records_failed.labels(reason=failure.reason).inc()
     for detection in step.matched:

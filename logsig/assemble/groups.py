@@ -20,7 +20,7 @@ GroupKey = tuple[object, ...]
 class Held:
     """Records held by an open group: their origins and the lowest offset per partition."""
 
-    __slots__ = ("first", "key", "last_seen", "lowest", "origins")
+    __slots__ = ("first", "key", "last_seen", "lowest", "origins", "repaired")
 
     def __init__(self, key: GroupKey, first: LogEvent, now: float) -> None:
         self.key = key
@@ -28,10 +28,12 @@ class Held:
         self.last_seen = now
         self.origins: list[Origin] = []
         self.lowest: dict[tuple[str, int], int] = {}
+        self.repaired = False
         self.cover(first)
 
     def cover(self, event: LogEvent) -> None:
-        """Remember every record ``event`` covers."""
+        """Remember every record ``event`` covers (and whether any had bytes repaired)."""
+        self.repaired = self.repaired or event.repaired
         for origin in event.covered_origins:
             self.origins.append(origin)
             topic, partition, offset = origin.topic, origin.partition, origin.offset
@@ -82,6 +84,7 @@ class Fragments(Held):
             truncated=self.truncated or cut,
             origins=tuple(self.origins),
             partial=False,
+            repaired=self.repaired,
         )
 
 
@@ -190,6 +193,7 @@ class Traceback(Held):
             truncated=truncated or self.first.truncated,
             origins=tuple(self.origins),
             partial=False,
+            repaired=self.repaired,
         )
 
     def dedupe_key(self) -> tuple[str, str, str]:
@@ -199,4 +203,4 @@ class Traceback(Held):
     def restart(self) -> None:
         """Empty the group after it was emitted at its bound; later lines carry it on."""
         self.lines, self.size, self.exception = [], 0, None
-        self.origins, self.lowest = [], {}
+        self.origins, self.lowest, self.repaired = [], {}, False

@@ -51,7 +51,8 @@ def merged(steps: Sequence[StepResult]) -> StepResult:
     lines = None if all(s.lines is None for s in steps) else [d for s in steps for d in s.lines or []]
     return StepResult(detections=[d for s in steps for d in s.detections],
                       failures=[f for s in steps for f in s.failures],
-                      events=sum(s.events for s in steps), truncated=sum(s.truncated for s in steps), lines=lines)
+                      events=sum(s.events for s in steps), truncated=sum(s.truncated for s in steps), lines=lines,
+                      repaired=sum(s.repaired for s in steps))
 
 
 class Deliveries:

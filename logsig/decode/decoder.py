@@ -13,8 +13,10 @@ they are detected"; ``docs/record-formats.md`` §12):
 5. ``[`` or ``"``: JSON when it parses (an array is a ``json_not_object`` failure, a string is
    an OTel ``raw`` body whose text is then decoded as a line), else text (SGLang lines
    start with ``[``);
-6. anything else: a text line (a CRI line is unwrapped); bytes that are not UTF-8 are a
-   ``not_utf8`` failure.
+6. anything else: a text line (a CRI line is unwrapped). Text with a few bytes that are not
+   UTF-8 is decoded with U+FFFD in their place and matched, its events flagged ``repaired``
+   (:func:`logsig.decode.text.repaired_text`); a value that is not text at all (a NUL byte, or
+   more than one byte in ten invalid) is a ``not_utf8`` failure.
 
 The decoder never raises: an unexpected error becomes a ``decode_error`` failure.
 """
@@ -34,7 +36,7 @@ from logsig.decode.kubernetes import make_source
 from logsig.decode.otlp import otlp_json_events, raw_body
 from logsig.decode.result import DecodeResult, failed, succeeded
 from logsig.decode.settings import DecodeSettings
-from logsig.decode.text import clean_line, leading_time, parse_time, split_cri
+from logsig.decode.text import clean_line, leading_time, parse_time, repaired_text, split_cri
 from logsig.records import RawRecord
 
 _WHITESPACE = frozenset(b" \t\r\n")
@@ -185,7 +187,11 @@ def _text(value: bytes, ctx: Context, cri: bool, not_utf8: str = "not_utf8") -> 
     try:
         text = value.decode("utf-8")
     except UnicodeDecodeError as error:
-        return failed(ctx.record, not_utf8, str(error))
+        repaired = repaired_text(value) if not_utf8 == "not_utf8" else None
+        if repaired is None:
+            return failed(ctx.record, not_utf8, str(error))
+        result = _line(repaired, ctx, cri)
+        return DecodeResult(tuple(replace(e, repaired=True) for e in result.events), None, result.truncated, True)
     return _line(text, ctx, cri)
 
 

@@ -15,12 +15,14 @@ class DecodeResult:
     none on failure, except ``too_many_events``: then the first ``max_events_per_record``);
     failure: why it could not be decoded whole (it then goes to the dead-letter topic), else None;
     truncated: some message text was longer than ``max_record_bytes`` and was cut for matching
-    (the affected events also have ``truncated`` set).
+    (the affected events also have ``truncated`` set);
+    repaired: the text had bytes that are not UTF-8, decoded as U+FFFD (the events have ``repaired`` set).
     """
 
     events: tuple[LogEvent, ...] = ()
     failure: DecodeFailure | None = None
     truncated: bool = False
+    repaired: bool = False
 
 
 def failed(record: RawRecord, reason: str, detail: str) -> DecodeResult:

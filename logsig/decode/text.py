@@ -226,3 +226,18 @@ def keep_ends_utf8(text: str, max_bytes: int) -> tuple[str, bool]:
     head = encoded[:half].decode("utf-8", "ignore")
     tail = encoded[len(encoded) - (max_bytes - len(CUT_MARK) - half):].decode("utf-8", "ignore")
     return f"{head}{CUT_MARK}{tail}", True
+
+
+MAX_REPLACED_SHARE = 0.1
+"""At most this share of a line's characters may be U+FFFD replacements for it to count as text."""
+
+
+def repaired_text(value: bytes) -> str | None:
+    """``value`` decoded as UTF-8 with U+FFFD for each invalid byte sequence (Python's ``replace``
+    handler, as the Unicode Standard §3.9 recommends), when it is text with a few bad bytes (a
+    Latin-1 file name, a cut multi-byte character); None when it is not text at all: a NUL byte,
+    or more than :data:`MAX_REPLACED_SHARE` of its characters replaced."""
+    if b"\x00" in value:
+        return None
+    text = value.decode("utf-8", "replace")
+    return text if text.count("\ufffd") <= MAX_REPLACED_SHARE * len(text) else None

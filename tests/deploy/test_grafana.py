@@ -37,6 +37,7 @@ EXPORTED: dict[str, frozenset[str]] = {
         "logsig_incidents_emitted_total": {"sink"},
         "logsig_incidents_dropped_total": {"sink", "reason"},
         "logsig_messages_truncated_total": set(),
+        "logsig_records_repaired_total": set(),
         "logsig_consumer_lag_records": {"topic", "partition"},
         "logsig_partitions_assigned": set(),
         "logsig_input_topics_missing": set(),

@@ -91,6 +91,7 @@ EXPECTED: dict[str, Expect] = {
     "panel 'Incidents' A": Expect(({"sink": "kafka"},), value=lambda v: v > 0),
     "panel 'Regex time by signature (top 10)' A": POSITIVE,
     "panel 'Truncated messages and label overflow' A": Expect(value=lambda v: v == 0),
+    "panel 'Truncated messages and label overflow' C": Expect(value=lambda v: v == 0),  # no record repaired
     "panel 'Incident groups' A": Expect(value=lambda v: v >= 0),
     "panel 'Incident groups' B": Expect(value=lambda v: v == 0),
     "panel 'Kafka sink delivery' A": Expect(value=lambda v: 0 <= v <= 10),

@@ -208,3 +208,28 @@ class TestBombs:
         value = b"\n".join(orjson.dumps({"log": f"line {i}"}) for i in range(100)) + b"\n"
         result = decode(value, DecodeSettings(max_events_per_record=100))
         assert (100, None) == (len(result.events), result.failure)
+
+
+class TestRepairedText:
+    """Text lines with bytes that are not UTF-8."""
+
+    OOM = b"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB (file caf\xe9.bin)"
+
+    def test_a_few_bad_bytes_are_replaced_and_flagged(self) -> None:
+        """A line with one Latin-1 byte decodes with U+FFFD in its place, flagged repaired, not dead-lettered."""
+        result = decode(self.OOM)
+        assert (None, True, ["torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB (file caf\ufffd.bin)"],
+                [True]) == (result.failure, result.repaired, [e.message for e in result.events],
+                            [e.repaired for e in result.events])
+
+    @pytest.mark.parametrize("value", [b"\xff\xfe\x00\x81 not text", b"x" + bytes(range(0x80, 0xC0)) + b" some ascii",
+                                       b"ab\xff\xfe\xfd"])
+    def test_values_that_are_not_text_stay_dead_letters(self, value: bytes) -> None:
+        """A NUL byte, or more than one character in ten replaced, is still a not_utf8 failure."""
+        result = decode(value)
+        assert ("not_utf8", (), False) == (result.failure.reason if result.failure else None, result.events,
+                                           result.repaired)
+
+    def test_valid_text_is_not_flagged(self) -> None:
+        """A valid UTF-8 line is not marked repaired."""
+        assert (False, [False]) == (decode("café".encode()).repaired, [e.repaired for e in decode("café".encode()).events])
