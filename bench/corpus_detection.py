@@ -16,6 +16,11 @@ Parts (``tests/data/corpus``, split by ``add_excerpts.py`` by source URL):
   sources of ``heldout/``, so for the generic tier only this part is clean);
 - held-out, fresh 2: ``heldout-fresh/second/``, gathered on 2026-12-01 by people who write no
   signature, from source URLs no other part holds, after the misses of ``heldout/`` were moved.
+  Its kinds were mapped by name in ``kinds.yaml``, where signature writers could see the names
+  (not the lines) of the kinds nothing named yet;
+- held-out, fresh 3: ``heldout-fresh/third/``, gathered the same way later that day while the
+  catalog grew; its kinds are mapped in its own ``kinds.yaml`` inside the held-out folder, written
+  once the catalog was final, so no signature was written knowing its kinds or lines.
 
 Per part, every excerpt is run through the same pipeline as ``logsig scan`` (multi-line assembly
 off), twice: its key line alone (a log window may hold only the cause line), and all its lines.
@@ -51,7 +56,11 @@ PARTS = {
     "held-out": (["heldout/real_logs.jsonl"], ["heldout/benign_lines.jsonl"]),
     "held-out, fresh": (["heldout-fresh/real_logs.jsonl"], ["heldout-fresh/benign_lines.jsonl"]),
     "held-out, fresh 2": (["heldout-fresh/second/real_logs.jsonl"], ["heldout-fresh/second/benign_lines.jsonl"]),
+    "held-out, fresh 3": (["heldout-fresh/third/real_logs.jsonl"], ["heldout-fresh/third/benign_lines.jsonl"]),
 }
+PART_KINDS = ["heldout-fresh/third/kinds.yaml"]
+"""Kind tables kept inside a held-out folder (so that no one writing signatures sees its kind names),
+merged into ``kinds.yaml``'s."""
 
 
 def read(name: str) -> list[dict[str, Any]]:
@@ -62,9 +71,13 @@ def read(name: str) -> list[dict[str, Any]]:
 
 
 def kinds() -> dict[str, set[str]]:
-    """``kinds.yaml``: kind -> the signature ids that name it rightly."""
-    table = yaml.safe_load((CORPUS / "kinds.yaml").read_text(encoding="utf-8")) or {}
-    return {kind: set(ids or []) for kind, ids in table.items()}
+    """``kinds.yaml`` and :data:`PART_KINDS`: kind -> the signature ids that name it rightly."""
+    out: dict[str, set[str]] = {}
+    for path in [CORPUS / "kinds.yaml", *(CORPUS / name for name in PART_KINDS)]:
+        table = yaml.safe_load(path.read_text(encoding="utf-8")) if path.exists() else {}
+        for kind, ids in (table or {}).items():
+            out.setdefault(kind, set()).update(ids or [])
+    return out
 
 
 @dataclass
