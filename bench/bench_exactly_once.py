@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import importlib.util
 import statistics
 import subprocess
 import sys
@@ -24,30 +23,21 @@ import time
 import urllib.error
 import urllib.request
 from pathlib import Path
-from types import ModuleType
 
 import yaml
-from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+from aiokafka import AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
+from bench_pipeline import _committed_all, _kafka  # noqa: E402
 from gen_stream import generate  # noqa: E402
 
 PARTITIONS = 3
 FAILURE = ("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total "
            "capacity of 79.15 GiB of which 0 bytes is free. req-{}")
 MODES = ("at_least_once", "exactly_once")
-
-
-def _kafka() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("logsig_local_kafka", ROOT / "deploy" / "local" / "kafka.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 async def _produce(bootstrap: str, topic: str, stream: list[str]) -> None:
@@ -75,21 +65,6 @@ async def _outputs(bootstrap: str, names: list[str]) -> None:
         await admin.create_topics([NewTopic(name, 1, 1) for name in names])
     finally:
         await admin.close()
-
-
-async def _committed_all(bootstrap: str, topic: str, group: str) -> bool:
-    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
-    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap)
-    await admin.start()
-    await consumer.start()
-    try:
-        parts = [TopicPartition(topic, p) for p in range(PARTITIONS)]
-        ends = await consumer.end_offsets(parts)
-        done = await admin.list_consumer_group_offsets(group)
-        return all(tp in done and done[tp].offset >= ends[tp] for tp in parts)
-    finally:
-        await admin.close()
-        await consumer.stop()
 
 
 def _ready(port: int) -> bool:

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import importlib.util
 import itertools
 import json
 import os
@@ -38,7 +37,6 @@ import urllib.request
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 from aiokafka import AIOKafkaProducer
@@ -47,6 +45,7 @@ from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
+from bench_pipeline import _kafka  # noqa: E402
 from bench_startup import write_extra  # noqa: E402
 from gen_stream import generate  # noqa: E402
 
@@ -114,15 +113,6 @@ def compile_in_this_process(on_the_loop: bool) -> None:
         self._executor = _OnLoop()  # type: ignore[assignment]
 
     reload.CatalogWatcher.__init__ = init  # type: ignore[method-assign]
-
-
-def _kafka() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("logsig_local_kafka", ROOT / "deploy" / "local" / "kafka.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 async def _create_topics(bootstrap: str) -> None:
