@@ -39,7 +39,8 @@ HELD_OUT_PERCENT = 40
 HELD_OUT_KIND_PERCENT = 30
 MAX_PER_URL = 3
 PARTS = {"written": HERE, "incoming": HERE / "incoming", "heldout": HERE / "heldout",
-         "heldout-fresh": HERE / "heldout-fresh", "heldout-fresh-2": HERE / "heldout-fresh" / "second"}
+         "heldout-fresh": HERE / "heldout-fresh", "heldout-fresh-2": HERE / "heldout-fresh" / "second",
+         "heldout-fresh-3": HERE / "heldout-fresh" / "third"}
 
 
 def _percent(text: str) -> int:
