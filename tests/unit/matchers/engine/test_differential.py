@@ -13,7 +13,7 @@ from functools import cache
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 from logsig.matchers.catalog.loader import load_catalog
@@ -116,6 +116,7 @@ class TestGeneratedRegexes:
     @pytest.mark.filterwarnings("ignore::hypothesis.errors.HypothesisWarning")
     @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
     @given(regex=_REGEXES, messages=st.lists(_TEXT, min_size=1, max_size=6))
+    @example(regex=r"(?a)\d$", messages=["1111111111111111", ""])
     def test_generated_regex_on_generated_text(self, regex: str, messages: list[str]) -> None:
         """Generated regexes (classes, anchors, groups, flags, repeats) give the answers of ``re``."""
         try:

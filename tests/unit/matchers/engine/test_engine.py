@@ -171,3 +171,16 @@ class TestWarm:
         confirmers = engine.compiled.confirmers
         assert ([True, False, True], True) == ([c._re2 is not None for c in confirmers],
                                                confirmers[1]._python is not None)
+
+
+class TestLineEndAnchor:
+    def test_end_anchor_after_a_long_class_run_before_an_empty_last_message(self) -> None:
+        """``\\d$`` finds the end of 16 digits though the batch's last message is empty (the joined
+        buffer then ends in a newline, where Vectorscan alone reports no match)."""
+        engine = Engine([_sig(r"(?a)\d$", "t/digits")])
+        assert [[(15, 16)], []] == [[m.span for m in ms] for ms in engine.match_batch(["1" * 16, ""])]
+
+    def test_matches_ending_in_the_guard_are_dropped(self) -> None:
+        """An empty last message matches ``^$`` once, and nothing is attributed past the batch."""
+        engine = Engine([_sig(r"^$", "t/empty")])
+        assert [False, True, False, True] == [bool(ms) for ms in engine.match_batch(["a", "", "b", ""])]
