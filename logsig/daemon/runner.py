@@ -263,13 +263,15 @@ class Daemon:
         await self.deliveries.settled()
 
     async def _close(self) -> None:
-        await self.deliveries.stop()
-        for sink in self.sinks[1:]:
-            await sink.stop()
-        await self.source.stop()
-        await self.sinks[0].stop()
+        """Stop every part, each even when another fails to stop (e.g. aiokafka's consumer raises
+        CancelledError from ``stop`` while the broker is unreachable): an error is logged."""
+        parts: list[tuple[str, Callable[[], Awaitable[None]]]] = [("delivery", self.deliveries.stop)]
+        parts += [(f"{sink.name} sink", sink.stop) for sink in self.sinks[1:]]
+        parts += [("source", self.source.stop), (f"{self.sinks[0].name} sink", self.sinks[0].stop)]
         if self.http is not None:
-            await self.http.stop()
+            parts.append(("http", self.http.stop))
+        for name, stop in parts:
+            await _stopped(name, stop)
 
     def _account(self, step: StepResult, outcomes: list[Outcome]) -> None:
         """Telemetry of a delivered step: counters, unclassified templates, the activity summary."""
@@ -352,6 +354,19 @@ def _output_check(sink: Sink) -> Callable[[], Awaitable[list[str]]]:
     async def none() -> list[str]:
         return []
     return none
+
+
+async def _stopped(name: str, stop: Callable[[], Awaitable[None]]) -> None:
+    """Await ``stop``; log what it raises instead, unless this task itself is being cancelled."""
+    try:
+        await stop()
+    except asyncio.CancelledError as error:
+        task = asyncio.current_task()
+        if task is not None and task.cancelling():
+            raise
+        log.warning("stopping a part raised; going on", part=name, error=repr(error))
+    except Exception as error:
+        log.warning("stopping a part raised; going on", part=name, error=f"{type(error).__name__}: {error}")
 
 
 def _trouble(part: object) -> str | None:

@@ -36,7 +36,7 @@ from logsig.decode.kubernetes import make_source
 from logsig.decode.otlp import otlp_json_events, raw_body
 from logsig.decode.result import DecodeResult, failed, succeeded
 from logsig.decode.settings import DecodeSettings
-from logsig.decode.text import clean_line, leading_time, parse_time, repaired_text, split_cri
+from logsig.decode.text import clean_line, kafka_time, leading_time, parse_time, repaired_text, split_cri
 from logsig.records import RawRecord
 
 _WHITESPACE = frozenset(b" \t\r\n")
@@ -206,7 +206,7 @@ def _line(text: str, ctx: Context, cri: bool) -> DecodeResult:
     if cri and text[:1] == "{":
         text, level, timestamp = refine_app_json(text, level, timestamp)
     if timestamp is None:
-        timestamp = leading_time(text)
+        timestamp = leading_time(text, kafka_time(ctx.record.origin.timestamp_ms))
     source = make_source(ctx.cluster, stream=stream)
     return succeeded((build_event(text, ctx, source, timestamp, level, partial),))
 

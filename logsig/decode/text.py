@@ -10,7 +10,7 @@ Sources of the rules: Kubernetes CRI log format (kubelet ``parseCRILog``:
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import NamedTuple
 
 _ANSI = re.compile(r"(?:\x1b|#033)\[[0-9;?]*[A-Za-z]")
@@ -161,12 +161,50 @@ def parse_time(value: object) -> datetime | None:
 _LEADING_TIME = re.compile(r"\[?(\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?:Z|[+-]\d\d:?\d\d)?)[\]\s|]")
 
 
-def leading_time(text: str) -> datetime | None:
-    """The ISO 8601 / RFC 3339 time a plain line starts with (``2026-12-01T13:40:50Z ...``,
-    ``2024-01-04 11:10:35,894 ...``, ``[2025-11-01 16:50:36 TP1] ...``; no zone: UTC), or None."""
-    if text[:1] not in "[0123456789" or (found := _LEADING_TIME.match(text)) is None:
-        return None
-    return parse_time(found.group(1).replace(",", "."))
+_LOGFMT_TIME = re.compile(r"time=\"?(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?(?:Z|[+-]\d\d:?\d\d)?)[\"\s]")
+_MONTHS = {m: n for n, m in enumerate(("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov",
+                                       "Dec"), start=1)}
+_YEARLESS = re.compile(
+    r"(?:(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL) (?P<m1>\d\d)-(?P<d1>\d\d)"  # vLLM: INFO 11-28 10:05:01
+    r"|\[?[IWEF](?P<m2>\d\d)(?P<d2>\d\d)"  # glog / torch c10: E1128 10:07:00.123456
+    r"|(?P<mon>Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) {1,2}(?P<d3>\d{1,2})"  # syslog: Nov 28 10:08:00
+    r") (?P<hms>\d\d:\d\d:\d\d)(?:\.(?P<frac>\d{1,9}))?[\s\]]")
+
+
+def leading_time(text: str, reference: datetime | None = None) -> datetime | None:
+    """The time a plain line starts with, or None. No zone: UTC.
+
+    - ISO 8601 / RFC 3339: ``2026-12-01T13:40:50Z ...``, ``2024-01-04 11:10:35,894 ...``,
+      ``[2025-11-01 16:50:36 TP1] ...``; logfmt ``time=2024-07-05T14:26:05.485+02:00 level=...``
+      (Ollama, Go slog);
+    - without a year: vLLM's ``INFO 11-28 10:05:01 [...]``, glog / torch c10 ``E1128 10:07:00.5``,
+      syslog ``Nov 28 10:08:00``. The year is ``reference``'s (the record's Kafka time; None: now),
+      or the one before when that would put the line more than a day after ``reference``
+      (a December line read in January), as syslog readers do (RFC 3164 has no year).
+    """
+    first = text[:1]
+    if first in "[0123456789" and (found := _LEADING_TIME.match(text)) is not None:
+        return parse_time(found.group(1).replace(",", "."))
+    if first == "t" and (found := _LOGFMT_TIME.match(text)) is not None:
+        return parse_time(found.group(1))
+    if first in "DIWECFJMASOND[" and (found := _YEARLESS.match(text)) is not None:
+        return _with_year(found, reference or datetime.now(UTC))
+    return None
+
+
+def _with_year(found: re.Match[str], reference: datetime) -> datetime | None:
+    month = int(found["m1"] or found["m2"] or 0) or _MONTHS[found["mon"]]
+    day = int(found["d1"] or found["d2"] or found["d3"])
+    hour, minute, second = map(int, found["hms"].split(":"))
+    micro = int((found["frac"] or "0")[:6].ljust(6, "0"))
+    for year in (reference.year, reference.year - 1):
+        try:
+            moment = datetime(year, month, day, hour, minute, second, micro, tzinfo=UTC)
+        except ValueError:
+            return None
+        if moment - reference <= timedelta(days=1):
+            return moment
+    return None
 
 
 def _parse_text_time(text: str) -> datetime | None:

@@ -4,7 +4,7 @@ import gzip
 import io
 import json
 import os
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -150,6 +150,16 @@ class TestTimeWindow:
         path = write(tmp_path, "in.log", f"2024-08-14T16:06:55Z {XID}\n2024-08-14T18:00:00Z {XID}\n".encode())
         code, incidents, _ = scanned(capsys, "--since", "2024-08-14T17:00:00Z", str(path))
         assert (0, [2]) == (code, sorted({i["source"]["line_number"] for i in incidents}))  # type: ignore[index]
+
+    def test_vllm_headers_without_a_year_are_windowed(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        """vLLM's ``ERROR MM-DD HH:MM:SS`` lines take the current year: one an hour old is within
+        --since 7d, one thirty days old is not."""
+        now = datetime.now(UTC)
+        lines = [f"ERROR {(now - age):%m-%d %H:%M:%S} [core.py:1] {XID}" for age in (timedelta(hours=1),
+                                                                                    timedelta(days=30))]
+        path = write(tmp_path, "in.log", ("\n".join(lines) + "\n").encode())
+        code, incidents, _ = scanned(capsys, "--since", "7d", str(path))
+        assert (0, [1]) == (code, sorted({i["source"]["line_number"] for i in incidents}))  # type: ignore[index]
 
     def test_since_not_before_until_is_refused(self, capsys: pytest.CaptureFixture[str]) -> None:
         """--since at or after --until exits 2 naming both, before reading any input."""

@@ -224,6 +224,18 @@ class TestDrain:
         assert (True, True, True) == (first.stopped and first.started, second.stopped and second.started,
                                       source.stopped and source.started)
 
+    async def test_a_part_failing_to_stop_does_not_keep_the_others_open(self) -> None:
+        """A source whose stop raises CancelledError (aiokafka's consumer with the broker away) still
+        lets the sinks stop, and the run ends normally."""
+
+        class Stubborn(FakeSource):
+            async def stop(self) -> None:
+                raise asyncio.CancelledError
+
+        first, second = RecordingSink(), RecordingSink(name="alertmanager")
+        await _run(_daemon(Stubborn([], {("logs", 0)}), first, second))
+        assert (True, True) == (first.stopped, second.stopped)
+
 
 class TestGrouping:
     async def test_unreported_occurrences_hold_the_commit_until_the_drain_reports_them(self) -> None:

@@ -160,7 +160,7 @@ class TestUnescapeNested:
 class TestLeadingTime:
     def test_plain_lines_starting_with_an_iso_time_carry_it(self) -> None:
         """RFC 3339 with a zone, a space-separated time with a comma fraction (Python logging), and a
-        bracketed one (SGLang) are read; a vLLM header without a year and a non-date are not."""
+        bracketed one (SGLang) are read; a non-date is not (a vLLM header without a year: below)."""
         from datetime import UTC, datetime, timedelta, timezone
 
         from logsig.decode.text import leading_time
@@ -168,10 +168,27 @@ class TestLeadingTime:
                 datetime(2024, 1, 4, 11, 10, 35, 894000, tzinfo=UTC),
                 datetime(2025, 11, 1, 16, 50, 36, tzinfo=UTC),
                 datetime(2024, 8, 14, 16, 6, 55, 123000, tzinfo=timezone(timedelta(hours=2))),
-                None, None] == [
+                None] == [
             leading_time("2026-12-01T13:40:50Z NVRM: Xid (PCI:0000:3b:00): 79"),
             leading_time("2024-01-04 11:10:35,894  INFO worker.py:1636 -- Started a local Ray instance."),
             leading_time("[2025-11-01 16:50:36 TP1] Scheduler hit an exception"),
             leading_time("2024-08-14T16:06:55.123+02:00 torch.OutOfMemoryError: CUDA out of memory."),
-            leading_time("INFO 12-01 13:40:50 [core.py:1] EngineCore failed to start."),
             leading_time("2024-13-45T99:00:00Z not a time")]
+
+    def test_headers_without_a_year_take_the_reference_year(self) -> None:
+        """vLLM, glog / torch c10 and syslog headers get the reference's year (the one before when that
+        would be more than a day ahead); logfmt ``time=`` is read; an impossible date is not."""
+        from datetime import UTC, datetime
+
+        from logsig.decode.text import leading_time
+        reference = datetime(2026, 1, 2, 9, 0, tzinfo=UTC)
+        assert [datetime(2026, 1, 1, 13, 40, 50, tzinfo=UTC),
+                datetime(2025, 11, 28, 10, 7, 0, 513000, tzinfo=UTC),
+                datetime(2025, 12, 3, 10, 8, tzinfo=UTC),
+                datetime(2025, 11, 28, 10, 9, tzinfo=UTC),
+                None] == [
+            leading_time("INFO 01-01 13:40:50 [core.py:1] EngineCore failed to start.", reference),
+            leading_time("[E1128 10:07:00.513000000 ProcessGroupNCCL.cpp:1] Watchdog caught collective", reference),
+            leading_time("Dec  3 10:08:00 gpu-node-0 kernel: NVRM: Xid (PCI:0000:3b:00): 79", reference),
+            leading_time('time=2025-11-28T10:09:00Z level=ERROR msg="llama runner terminated"', reference),
+            leading_time("ERROR 02-30 10:00:00 [core.py:1] x", reference)]
