@@ -40,7 +40,7 @@ HELD_OUT_KIND_PERCENT = 30
 MAX_PER_URL = 3
 PARTS = {"written": HERE, "incoming": HERE / "incoming", "heldout": HERE / "heldout",
          "heldout-fresh": HERE / "heldout-fresh", "heldout-fresh-2": HERE / "heldout-fresh" / "second",
-         "heldout-fresh-3": HERE / "heldout-fresh" / "third"}
+         "heldout-fresh-3": HERE / "heldout-fresh" / "third", "heldout-fresh-4": HERE / "heldout-fresh" / "fourth"}
 
 
 def _percent(text: str) -> int:
@@ -110,13 +110,13 @@ def add(files: list[Path], name: str, into: str | None = None) -> Counter[str]:
     return added
 
 
-def promote(ids: set[str]) -> int:
-    """Move the held-out excerpts ``ids`` (and every excerpt of their URLs) to the written-from part
-    (``incoming/``)."""
+def promote(ids: set[str], source: str = "heldout") -> int:
+    """Move the excerpts ``ids`` of held-out part ``source`` (and every excerpt of their URLs) to the
+    written-from part (``incoming/``)."""
     corpus = _corpus("real_logs.jsonl")
-    urls = {r["source_url"] for r in corpus["heldout"] if r["id"] in ids}
-    moved = [r for r in corpus["heldout"] if r["source_url"] in urls]
-    corpus["heldout"] = [r for r in corpus["heldout"] if r["source_url"] not in urls]
+    urls = {r["source_url"] for r in corpus[source] if r["id"] in ids}
+    moved = [r for r in corpus[source] if r["source_url"] in urls]
+    corpus[source] = [r for r in corpus[source] if r["source_url"] not in urls]
     corpus["incoming"].extend(moved)
     for part, records in corpus.items():
         _write(PARTS[part] / "real_logs.jsonl", records)
@@ -129,9 +129,11 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--benign", action="store_true", help="the files hold benign lines")
     parser.add_argument("--promote", action="append", default=[], metavar="ID")
     parser.add_argument("--into", choices=sorted(PARTS), help="put every new source URL in this part")
+    parser.add_argument("--from", dest="source", choices=sorted(p for p in PARTS if p.startswith("heldout")),
+                        default="heldout", help="the held-out part --promote takes excerpts from")
     args = parser.parse_args(argv)
     if args.promote:
-        print(f"moved {promote(set(args.promote))} excerpts to the written-from part")
+        print(f"moved {promote(set(args.promote), args.source)} excerpts to the written-from part")
         return 0
     added = add(args.files, "benign_lines.jsonl" if args.benign else "real_logs.jsonl", args.into)
     print("added: " + ", ".join(f"{part} {count}" for part, count in sorted(added.items())))
