@@ -10,7 +10,7 @@ from collections import deque
 from dataclasses import replace
 from enum import Enum
 
-from logsig.assemble.traceback import Kind, Line, is_frame_file
+from logsig.assemble.traceback import Kind, Line, is_exception_line, is_frame_file
 from logsig.decode.text import CUT_MARK, clean_line, keep_ends_utf8
 from logsig.records import LogEvent, Origin
 
@@ -89,10 +89,12 @@ class Fragments(Held):
 
 
 class State(Enum):
-    """Where a traceback group is: in frames, past an exception line, or after a chain mark."""
+    """Where a traceback group is: in frames, past an exception line, past a line after the frames
+    that may be the exception line or other output interleaved before it, or after a chain mark."""
 
     FRAMES = "frames"
     AFTER = "after"
+    MAYBE = "maybe"
     CHAINED = "chained"
 
 
@@ -134,7 +136,9 @@ class Traceback(Held):
         line's (SGLang heads only the first line; Python ``logging`` stamps each line), does
         when it fits the traceback's shape: frames until the exception line, then blank
         lines, chain marks, a new ``Traceback`` after a chain mark, indented message lines, or
-        ``File`` lines (a line of other output interleaved before the frames went on).
+        ``File`` lines (a line of other output interleaved before the frames went on). When the
+        line after the frames has no exception's shape (``Name: message``), the next line may
+        still be the exception line if it has one: that line of other output was interleaved.
         """
         if line.prefix and line.prefix == self.prefix and (self.repeated or len(self.lines) == 1):
             return True
@@ -145,6 +149,8 @@ class Traceback(Held):
             return kind is not Kind.START
         if self.state is State.AFTER:
             return kind in (Kind.BLANK, Kind.CHAIN, Kind.FRAME)
+        if self.state is State.MAYBE:
+            return kind in (Kind.BLANK, Kind.CHAIN, Kind.FRAME) or (kind is Kind.OTHER and is_exception_line(line.body))
         return kind in (Kind.BLANK, Kind.START)
 
     def add(self, line: Line, event: LogEvent, now: float) -> None:
@@ -171,6 +177,11 @@ class Traceback(Held):
             self.last_frame = line.body.strip()
         elif kind is Kind.OTHER and self.state is State.FRAMES:
             self.exception = line.body
+            self.state = State.AFTER if is_exception_line(line.body) else State.MAYBE
+        elif kind is Kind.OTHER and self.state is State.MAYBE:
+            self.exception = line.body
+            self.state = State.AFTER
+        elif self.state is State.MAYBE:
             self.state = State.AFTER
 
     def full(self, max_lines: int, max_bytes: int) -> bool:

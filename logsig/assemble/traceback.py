@@ -36,6 +36,10 @@ _PREFIX = re.compile(
     r"|[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d "
 )
 _CLOCK = re.compile(r"\d\d:\d\d:\d\d(?:[.,]\d+)?")
+_EXCEPTION = re.compile(r"[A-Za-z_][\w.]*(?:\([\w.]*\))?(?::|\s*$)")
+"""What CPython's ``traceback.format_exception_only`` prints last: the exception's qualified name,
+then ``: message`` if it has one (``KeyError: 'x'``, ``AssertionError``, Ray's
+``ray.exceptions.RayTaskError(ValueError): ...``)."""
 _MAX_PREFIXES = 4
 
 
@@ -93,19 +97,30 @@ def is_frame_file(body: str) -> bool:
     return body.lstrip().startswith('File "')
 
 
+def is_exception_line(body: str) -> bool:
+    """Whether ``body`` has the shape of an exception line (``Name: message`` or ``Name``), as
+    opposed to another program's output interleaved with the traceback."""
+    return _EXCEPTION.match(body) is not None
+
+
 def final_exception(lines: list[str] | tuple[str, ...]) -> str | None:
     """The final exception line of traceback text split in lines (no prefixes), or None.
 
-    It is the first unindented line after each block of frames; the last such line wins.
+    It is the first unindented line after each block of frames, or the line right after it when
+    only that one has an exception's shape (the first was interleaved output); the last such line
+    wins.
     """
     found = None
-    in_frames = False
+    in_frames = maybe = False
     for body in lines:
         kind = classify(body)
         if kind is Kind.START:
             in_frames = True
         elif kind is Kind.FRAME:
             in_frames = in_frames or is_frame_file(body)
-        elif kind is Kind.OTHER and in_frames:
-            found, in_frames = body, False
+        elif kind is Kind.OTHER and (in_frames or (maybe and is_exception_line(body))):
+            found, maybe = body, in_frames and not is_exception_line(body)
+            in_frames = False
+        else:
+            maybe = False
     return found

@@ -130,6 +130,20 @@ class TestTracebacks:
         out = assembler.flush_all()
         assert [("vllm-a", ERROR), ("vllm-b", ERROR)] == [(e.source.pod, e.line) for e in out]
 
+    def test_line_interleaved_before_the_exception_is_not_the_exception(self) -> None:
+        """Another program's line between the frames and the exception line does not become match.line."""
+        texts = [*TRACEBACK[:3], "[TensorRT-LLM] TensorRT-LLM version: 0.9.0", ERROR]
+        assembler = Assembler(DecodeSettings())
+        feed_all(assembler, lines_of(texts))
+        assert [(ERROR, tuple(texts))] == [(e.line, e.context) for e in assembler.flush_all()]
+
+    def test_unshaped_line_after_the_frames_then_other_output(self) -> None:
+        """A line without an exception's shape after the frames is the exception when no shaped one follows."""
+        texts = [*TRACEBACK[:3], "worker crashed", "INFO 09-03 11:03:38 [a.py:2] ok"]
+        assembler = Assembler(DecodeSettings())
+        out = [*feed_all(assembler, lines_of(texts)), *assembler.flush_all()]
+        assert ["worker crashed", texts[-1]] == [e.line for e in out]
+
     def test_processes_of_one_container_are_assembled_apart(self) -> None:
         """Two vLLM workers printing tracebacks at once give one event each."""
         one = [f"(VllmWorker rank=0 pid=10) ERROR 09-03 11:03:37 [x.py:1] {t}" for t in TRACEBACK]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from logsig.assemble.traceback import Kind, classify, final_exception, split_line
+from logsig.assemble.traceback import Kind, classify, final_exception, is_exception_line, split_line
 
 
 class TestSplitLine:
@@ -85,3 +85,35 @@ class TestFinalException:
     def test_no_exception_line(self) -> None:
         """A traceback cut before its exception has none."""
         assert None is final_exception(["Traceback (most recent call last):", '  File "a.py"'])
+
+    def test_interleaved_line_before_the_exception(self) -> None:
+        """A line of other output between the frames and the exception line is not the exception."""
+        lines = [
+            "Traceback (most recent call last):",
+            '  File "a.py", line 1, in f',
+            "[TensorRT-LLM] TensorRT-LLM version: 0.9.0",
+            "RuntimeError: CUDA error: out of memory",
+        ]
+        assert "RuntimeError: CUDA error: out of memory" == final_exception(lines)
+
+    def test_line_without_an_exception_shape_stands_alone(self) -> None:
+        """With no exception-shaped line after it, the first line after the frames is the exception."""
+        lines = ["Traceback (most recent call last):", '  File "a.py", line 1, in f', "[rank0] failed: bad", ""]
+        assert "[rank0] failed: bad" == final_exception(lines)
+
+
+class TestIsExceptionLine:
+    @pytest.mark.parametrize(
+        ("body", "expected"),
+        [
+            ("KeyError: 'x'", True),
+            ("AssertionError", True),
+            ("torch.OutOfMemoryError: CUDA out of memory.", True),
+            ("ray.exceptions.RayTaskError(ValueError): ray::f()", True),
+            ("[TensorRT-LLM] TensorRT-LLM version: 0.9.0", False),
+            ("INFO 12-01 10:00:00 [core.py:1] Loading weights", False),
+        ],
+    )
+    def test_shapes(self, body: str, expected: bool) -> None:
+        """Exception lines are told from other output by their shape."""
+        assert expected == is_exception_line(body)
