@@ -19,7 +19,8 @@ Masking rules, in order (placeholder: what it replaces; example):
   line (``g148:14937:69361 [0]`` becomes ``<HOST>:<NUM>:<NUM> [<NUM>]``).
 - ``<URL>``: ``scheme://`` up to whitespace or a quote (``http://10.0.0.1:8000/health``).
 - ``<UUID>``: RFC 4122 UUIDs in any case (``652c9ad3-a61d-4e6d-ad7f-b9aa98c42c0d``).
-- ``<PCI>``: PCI addresses ``[domain:]bus:device[.function]`` (``0000:43:00.0``).
+- ``<PCI>``: PCI addresses ``[domain:]bus:device[.function]`` (``0000:43:00.0``; NVRM's
+  ``PCI:0000:3b:00:`` too).
 - ``<IP>``: IPv4 (a ``:port`` becomes ``:<NUM>``) and IPv6 addresses (``fd00::ff22``).
 - ``<PATH>``: absolute, home (``~/``) or relative (``./``) paths with two or more separators, and
   Windows paths (``D:\\a\\s\\cuda_call.cc``); a trailing ``:line`` becomes ``:<NUM>``.
@@ -34,7 +35,8 @@ Masking rules, in order (placeholder: what it replaces; example):
 - ``<NUM>``: any other number standing alone (not glued to a letter or ``_``): integers, decimals,
   versions (``v4.44`` keeps its ``v``), pids, ports, counts, exit codes, line numbers, ``6.15x``.
   Ranks and device indexes glued to ``rank``/``Rank``/``TP``/``DP``/``PP``/``EP``/``CUDA``/``ROCm``/
-  ``GPU``/``cuda``/``gpu`` (``[rank1]:``, ``TP7``, ``EngineCore_DP0``, ``CUDA1``) and the count of a
+  ``GPU``/``cuda``/``gpu``, and device names' indexes (``nvidia3``, Habana's ``hl2``, DRM's ``card1``
+  and ``renderD128``, ``accel0``) (``[rank1]:``, ``TP7``, ``EngineCore_DP0``, ``CUDA1``) and the count of a
   Kubernetes event ``(x5 over 9s)`` are numbers too.
 - ``<STR>``: a quoted value (``'...'``, ``"..."``, backticks) without whitespace that is not a JSON
   key (``'mllama'``); a quoted value that is one masked part keeps that placeholder (``"<PATH>"``).
@@ -90,7 +92,7 @@ _RULES: tuple[tuple[str, str], ...] = (
     ("URL", r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s'\"`<>]+"),
     ("UUID", rf"(?<![A-Za-z0-9])[{_HEXDIGITS}]{{8}}-(?:[{_HEXDIGITS}]{{4}}-){{3}}[{_HEXDIGITS}]{{12}}(?![\w-])"),
     ("PCI", rf"(?<![\w])(?:[{_HEXDIGITS}]{{4,8}}:)?[{_HEXDIGITS}]{{2}}:[{_HEXDIGITS}]{{2}}\.[0-7](?![\w])"
-            rf"|(?<![\w])[{_HEXDIGITS}]{{4,8}}:[{_HEXDIGITS}]{{2}}:[{_HEXDIGITS}]{{2}}(?![\w:])"),
+            rf"|(?<![\w])[{_HEXDIGITS}]{{4,8}}:[{_HEXDIGITS}]{{2}}:[{_HEXDIGITS}]{{2}}(?![\w]|:\w)"),
     ("IP", rf"(?<![\w.:])(?:{_OCTET}\.){{3}}{_OCTET}(?![\w.])"
            rf"|(?<![\w:])(?=[{_HEXDIGITS}:]*[{_HEXDIGITS}])(?=[{_HEXDIGITS}:]*::|(?:[{_HEXDIGITS}]{{1,4}}:){{7}})"
            rf"[{_HEXDIGITS}:]{{3,39}}(?![\w:])"),
@@ -101,7 +103,8 @@ _RULES: tuple[tuple[str, str], ...] = (
     ("HEX", rf"(?<![\w.])(?=[{_HEXDIGITS}]*\d)(?=[{_HEXDIGITS}]*[a-fA-F])[{_HEXDIGITS}]{{8,}}(?![\w.])"),
     ("SIZE", rf"(?<![\w.])\d+(?:\.\d+)? ?{_SIZE_UNIT}(?![\w])"),
     ("DUR", rf"(?<![\w.])(?:\d+(?:\.\d+)?{_DUR_UNIT})+(?![\w])"),
-    ("RANK", r"(?<![A-Za-z])(?P<rank>rank|Rank|RANK|TP|DP|PP|EP|\(x|CUDA|ROCm|GPU|Vulkan|SYCL|NPU|XPU|cuda|gpu)"
+    ("RANK", r"(?<![A-Za-z])(?P<rank>rank|Rank|RANK|TP|DP|PP|EP|\(x|CUDA|ROCm|GPU|Vulkan|SYCL|NPU|XPU|cuda|gpu"
+             r"|nvidia|hl|card|renderD|accel)"
              r"(?P<rsep>[=:]? ?)\d+(?![\w.])"),
     ("NUM", r"(?<![\w.])(?P<vee>v)?\d+(?:\.\d+)*(?P<times>x)?(?![\w])"),
     ("STR", r"(?<![\w'\"`])(?P<quote>['\"`])(?P<inner>[^\s'\"`]{0,200})(?P=quote)(?!\s*:)"),

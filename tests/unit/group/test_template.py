@@ -85,6 +85,14 @@ class TestTemplate:
         )
         assert expected == template(key_lines()["xid13-graphics-exception-vllm-1"])
 
+    def test_nvrm_short_pci_address_and_device_indexes(self) -> None:
+        """NVRM's ``PCI:0000:3b:00:`` and device names' indexes (``nvidia3``, ``hl2``) are masked."""
+        lines = ["NVRM: GPU at PCI:0000:3b:00: GPU-1f2e3d4c-aaaa-bbbb-cccc-0123456789ab", "nvidia3: fell off the bus",
+                 "habanalabs hl2: Failed to communicate with Device CPU (CPU-CP timeout)"]
+        expected = ["NVRM: GPU at PCI:<PCI>: GPU-<UUID>", "nvidia<NUM>: fell off the bus",
+                    "habanalabs hl<NUM>: Failed to communicate with Device CPU (CPU-CP timeout)"]
+        assert expected == [template(line) for line in lines]
+
     def test_kubernetes_pod_suffix_and_durations(self) -> None:
         """A Deployment pod's ReplicaSet hash and suffix are one ``-<POD>``; ages are durations."""
         line = "deepseek-r1-distill-llama-8b-5cc594fd46-hg5rw   0/1     CrashLoopBackOff   5 (2m30s ago)   13m"
