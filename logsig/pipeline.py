@@ -9,7 +9,6 @@ others are counted as events and left as values.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -25,6 +24,7 @@ from logsig.glance import Looker
 from logsig.glance import walk as _walk
 from logsig.incident import Incident
 from logsig.matchers.engine.engine import Engine, Match
+from logsig.quiet import quiet_matches
 from logsig.records import DecodeFailure, LogEvent, RawRecord
 from logsig.redact import Redactor
 from logsig.servers import StreamServers, from_banner
@@ -79,40 +79,10 @@ def _shifted(match: Match, shift: int, length: int) -> Match:
     return Match(match.signature, span, match.captures)
 
 
-_QUIET_LEVELS = frozenset({"trace", "debug", "info"})
-"""Levels at which a record says of itself that it is not a failure: the generic tier stays quiet."""
-
-_ADVICE = re.compile(r"To silence this warning|(?:^|[\s:|\]])If you (?:get|see|encounter|hit|run into) ")
-"""A line that tells how to silence it or what to do if an error appears is advice or a warning, not a
-failure (SGLang's "... To silence this warning, specify --disable-custom-all-reduce", bitsandbytes'
-"If you get `CUDA error: invalid device function` errors, ...")."""
-
-_RELOGGED = re.compile(r"\| (?:ERROR|WARNING) \| (?:stderr|stdout) \| (?P<inner>.*)")
-"""FastChat's controller and workers log every line their children print on stderr at ERROR
-(``2024-01-04 11:10:35 | ERROR | stderr | <child line>``): the child line's own level counts."""
-
-_INNER_LEVEL = re.compile(r"^[\d\-:,. ]*\b(DEBUG|INFO|WARNING)\b|^\s*\[?(?:DEBUG|INFO|WARNING)[\]:]")
-
-_IGNORED = re.compile(r"(?:^|[\s:|\]])(?:Ignored|Ignoring|[Ww]ill ignore(?: the)?) error\b")
-"""A line that says it ignores the error it reports and goes on is no failure (huggingface_hub's
-"Ignored error while writing tree cache file ...", "Could not cache non-existence of file. Will
-ignore error and continue. Error: [Errno 13] ...")."""
-
-
 def quiet(event: LogEvent, matches: list[Match]) -> list[Match]:
-    """``matches`` less what the record itself says is no failure: every match on an advice line
-    (see ``_ADVICE``); generic-tier matches when the record's level (its fields' or its header's) is
-    trace, debug or info, or when a child's line re-logged at ERROR has its own lower level, or when the
-    line says it ignores the error (see ``_IGNORED``)."""
-    message = event.message
-    if _ADVICE.search(message):
-        return []
-    level = event.level or line_level(message)
-    relogged = _RELOGGED.search(message)
-    lower_inner = relogged is not None and _INNER_LEVEL.search(relogged.group("inner")) is not None
-    if level in _QUIET_LEVELS or lower_inner or _IGNORED.search(message):
-        return [m for m in matches if m.signature.tier != "generic"]
-    return matches
+    """``matches`` less what the record itself says is no failure (:func:`logsig.quiet.quiet_matches`),
+    the record's level being its fields' or else its header's."""
+    return quiet_matches(event.message, event.level, matches)
 
 
 def _utcnow() -> datetime:

@@ -1,8 +1,9 @@
 """``logsig catalog lint``: catalog smells, as a list of findings (pure; the CLI prints them).
 
 Errors (the catalog should not ship): duplicate ids, ids not ``<domain>/<slug>``, regexes Python
-cannot compile, regexes that match an empty string or a line of the benign corpus or can never
-match, nested unbounded repeats on a route to the backtracking fallback (the rule of
+cannot compile, regexes that match an empty string or a line of the benign corpus (as an incident:
+banners and what the line itself silences do not count, as in the pipeline) or can never match,
+nested unbounded repeats on a route to the backtracking fallback (the rule of
 :func:`~logsig.matchers.engine.hazards.backtracking_hazard`, which ``load_catalog`` also enforces),
 workarounds without ``how``, rates outside [0, 1], transition-graph links to unknown ids,
 examples that fail.
@@ -26,6 +27,7 @@ from logsig.matchers.engine.confirm import FALLBACK_WINDOW_CHARS
 from logsig.matchers.engine.engine import Engine
 from logsig.matchers.engine.hazards import backtracking_hazard, engine_problems
 from logsig.matchers.signature import CATEGORIES, ID_PATTERN, Signature
+from logsig.quiet import quiet_matches
 
 Severity = Literal["error", "warning"]
 
@@ -130,11 +132,15 @@ def _regex(sig: Signature, engine: Engine, index: int) -> Iterator[Finding]:
 
 
 def _by_matching(engine: Engine, benign_lines: Sequence[str]) -> Iterator[Finding]:
-    """Examples that fail and benign lines that match, run through the engine itself."""
+    """Examples that fail and benign lines that match, run through the engine itself; a banner's
+    match, or one the line itself silences (:func:`~logsig.quiet.quiet_matches`: an advice line, a
+    generic match on an INFO line, ...), raises no incident and is not counted."""
     yield from _examples(engine, list(engine.signatures))
     hits: dict[str, list[str]] = {}
     for line, matches in zip(benign_lines, engine.match_batch(list(benign_lines)), strict=True):
-        for match in matches:
+        for match in quiet_matches(line, None, matches):
+            if match.signature.role == "banner":
+                continue
             hits.setdefault(match.signature.id, []).append(line)
     for sig_id, lines in hits.items():
         yield Finding("error", sig_id, "regex",

@@ -67,6 +67,19 @@ class TestLintCatalog:
         assert [("error", "cuda/good", "regex")] == _where(findings)
         assert findings[0].message.startswith("matches 1 benign line(s)")
 
+    def test_benign_lines_count_as_the_pipeline_raises_them(self) -> None:
+        """A generic match on an INFO line, a match on an advice line and a banner's match raise no
+        incident and are not counted; a specific match on the INFO line is."""
+        info = "(VllmWorkerProcess pid=34202) INFO 04-17 04:36:38 model_runner_base.py:120] Writing input of failed execution"
+        advice = "If you get `CUDA error: invalid device function` errors, the above might be the cause"
+        generic = _sig(id="generic/failed", regex=r"failed execution|CUDA error", priority=-130,
+                       examples={"match": ["x failed execution", "CUDA error: y"]})
+        banner = _sig(id="banner/x", regex=r"Writing input", role="banner",
+                      examples={"match": ["Writing input a", "Writing input b"]})
+        specific = _sig(id="llm/failed-dump", regex=r"Writing input of failed execution",
+                        examples={"match": ["Writing input of failed execution a", "Writing input of failed execution b"]})
+        assert [("error", "llm/failed-dump", "regex")] == _where(lint_catalog([generic, banner, specific], [info, advice]))
+
     def test_unreachable_regex(self) -> None:
         """A regex that can never match is an error."""
         findings = lint_catalog([_sig(regex=r"CUDA error: [^\s\S]", examples={"match": ["a", "b"]})], [])

@@ -156,6 +156,44 @@ class TestGenericFamily:
         Ray's reports, ENOEXEC, lowercase ggml aborts and an error under a non-English prefix are named."""
         assert [expected] == [d.incident.signature.id for d in _detections([line], _generic_engine())]
 
+    @pytest.mark.parametrize(("line", "expected"), [
+        ("Signal (11) received.", "generic/native-crash"),
+        ("[64524.535657] BUG: workqueue lockup - pool cpus=14 node=0 flags=0x0 nice=0 stuck for 360s!",
+         "generic/native-crash"),
+        ("[  +0.000049] task:python3.11      state:D stack:    0 pid:15277 ppid: 15257 flags:0x00000002",
+         "generic/timeout"),
+        ("2025-08-16T00:03:03.937586-04:00 localhost systemd[1]: nvidia-persistenced.service: Control process exited, "
+         "code=exited, status=1/FAILURE", "generic/process-died"),
+        ("root        1059     657  0 May11 pts/0    00:19:02 [triton_python_b] <defunct>", "generic/process-died"),
+        ("HTTP Error 429 thrown while requesting HEAD https://huggingface.co/.../resolve/v2/config.json",
+         "generic/http-error-response"),
+        ("_amdgpu_device_initialize: amdgpu_get_auth (1) failed (-1)", "generic/error-message"),
+        ("update_slots : failed to decode the batch, n_batch = 1, ret = 1", "generic/error-message"),
+    ])
+    def test_widened_classes(self, line: str, expected: str) -> None:
+        """Triton's crash-signal report, kernel BUG and hung-task headers, systemd unit failures, zombie
+        processes, a client's HTTP 429, a native call's negative return code and llamafile's spaced logger
+        are named (real lines from public reports)."""
+        assert [expected] == [d.incident.signature.id for d in _detections([line], _generic_engine())]
+
+    def test_a_warning_that_carries_its_caught_error_is_a_warning_failure(self) -> None:
+        """vLLM's WARNING with the grammar error it caught is matched as a warning-failure too (below the
+        error-message class, which is primary)."""
+        caught = ("WARNING 03-26 15:23:05 [backend_guidance.py:86] LLMatcher error: Parser Error: token \" null\" "
+                  "doesn't satisfy the grammar; byte 'n' fails parse")
+        incident = _detections([caught], _generic_engine())[0].incident
+        assert ("generic/error-message", True) == (incident.signature.id, "generic/warning-failure" in incident.also_matched)
+
+    @pytest.mark.parametrize("line", [
+        "Signal (15) received.",
+        "[Router (Rust)] 2025-03-18 14:17:58 - WARN - Generate request to http://localhost:8001 failed (attempt 1/3)",
+        "WARNING 12-01 10:00:00 [utils.py:1] Connection refused, retrying in 1s",
+        "load_backend: failed to find ggml_backend_init in /home/user/work/llama.cpp/build/bin/libggml-cpu.so",
+    ])
+    def test_near_misses_of_the_widened_classes_raise_nothing(self, line: str) -> None:
+        """A graceful stop's signal, a retried request or connection and a loader's probe are no failure."""
+        assert [] == _detections([line], _generic_engine())
+
     def test_a_line_that_ignores_its_error_raises_nothing(self) -> None:
         """huggingface_hub's "Ignored error while writing ..." goes on; the same errno without it is an os-error."""
         ignored = ("Ignored error while writing commit hash to /root/.cache/huggingface/hub/models--Qwen--Qwen3.8-27B/"
