@@ -169,11 +169,17 @@ class TestGenericFamily:
          "generic/http-error-response"),
         ("_amdgpu_device_initialize: amdgpu_get_auth (1) failed (-1)", "generic/error-message"),
         ("update_slots : failed to decode the batch, n_batch = 1, ret = 1", "generic/error-message"),
+        ('\\"auto\\" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set',
+         "generic/requirement-unmet"),
+        ("!!! Exception during processing !!! FlashAttention only supports Ampere GPUs or newer.", "generic/not-supported"),
+        ('Error: Head "https://registry.ollama.ai/v2/library/qwen/blobs/sha256:1296b084ed6bc4c6eaee99255d73e9c715d38e00'
+         '87b6467fd1c498b908180614": unexpected EOF', "generic/network-error"),
     ])
     def test_widened_classes(self, line: str, expected: str) -> None:
         """Triton's crash-signal report, kernel BUG and hung-task headers, systemd unit failures, zombie
-        processes, a client's HTTP 429, a native call's negative return code and llamafile's spaced logger
-        are named (real lines from public reports)."""
+        processes, a client's HTTP 429, a native call's negative return code, llamafile's spaced logger,
+        a flag a feature requires, a GPU generation a kernel requires and a cut-off download are named
+        (real lines from public reports)."""
         assert [expected] == [d.incident.signature.id for d in _detections([line], _generic_engine())]
 
     def test_a_warning_that_carries_its_caught_error_is_a_warning_failure(self) -> None:
