@@ -135,8 +135,9 @@ class Traceback(Held):
         A line without a prefix, or whose prefix (clock aside) is the outer part of the first
         line's (SGLang heads only the first line; Python ``logging`` stamps each line), does
         when it fits the traceback's shape: frames until the exception line, then blank
-        lines, chain marks, a new ``Traceback`` after a chain mark, indented message lines, or
-        ``File`` lines (a line of other output interleaved before the frames went on). When the
+        lines, chain marks, a new ``Traceback`` after a chain mark, indented message lines,
+        PyTorch's hint lines, or ``File`` lines (a line of other output interleaved before the
+        frames went on). When the
         line after the frames has no exception's shape (``Name: message``), the next line may
         still be the exception line if it has one: that line of other output was interleaved.
         """
@@ -148,9 +149,10 @@ class Traceback(Held):
         if self.state is State.FRAMES:
             return kind is not Kind.START
         if self.state is State.AFTER:
-            return kind in (Kind.BLANK, Kind.CHAIN, Kind.FRAME)
+            return kind in (Kind.BLANK, Kind.CHAIN, Kind.FRAME, Kind.NOTE)
         if self.state is State.MAYBE:
-            return kind in (Kind.BLANK, Kind.CHAIN, Kind.FRAME) or (kind is Kind.OTHER and is_exception_line(line.body))
+            return kind in (Kind.BLANK, Kind.CHAIN, Kind.FRAME, Kind.NOTE) or (
+                kind is Kind.OTHER and is_exception_line(line.body))
         return kind in (Kind.BLANK, Kind.START)
 
     def add(self, line: Line, event: LogEvent, now: float) -> None:

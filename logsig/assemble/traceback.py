@@ -8,7 +8,9 @@ Prefixes removed from every line of an assembled traceback (repeated, in any ord
 - vLLM headers ``ERROR 04-09 05:39:54 [core.py:390] `` (and the old ``core.py:390] `` form),
   written on every line by vLLM's ``NewLineFormatter``;
 - SGLang ``[2025-03-29 18:18:34 TP0] ``, Python ``logging`` ``2025-03-08 02:04:48,693 - name -
-  INFO - ``, FastChat ``2024-04-27 10:13:05 | ERROR | stderr | ``, syslog ``Oct 16 02:07:00 ``.
+  INFO - ``, FastChat ``2024-04-27 10:13:05 | ERROR | stderr | ``, syslog ``Oct 16 02:07:00 ``;
+- NCCL's ``host:pid:tid [device] `` before ``NCCL``, and uvicorn's ``INFO:     ``: never part of
+  a traceback, they are told apart so that such a line does not join one printed without them.
 
 A prefix's identity is its text without clock times, so that the lines of one log record
 (the same header) are recognised even when a logger stamps each line separately.
@@ -34,7 +36,19 @@ _PREFIX = re.compile(
     r"|\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} - [\w.]+ - [A-Z]+ - "
     r"|\d{4}-\d\d-\d\d \d\d:\d\d:\d\d \| [A-Z]+ \| [\w.-]+ \| "
     r"|[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d "
+    r"|[\w.-]+:\d+:\d+ \[\d+\] (?=NCCL )"
+    r"|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):\s+(?=\S)"
 )
+_NOTES = (
+    "CUDA kernel errors might be asynchronously reported",
+    "HIP kernel errors might be asynchronously reported",
+    "For debugging consider passing CUDA_LAUNCH_BLOCKING=",
+    "For debugging consider passing AMD_SERIALIZE_KERNEL=",
+    "Compile with `TORCH_USE_CUDA_DSA`",
+    "Compile with `TORCH_USE_HIP_DSA`",
+)
+"""The lines PyTorch appends to every CUDA or HIP error's message, unindented after the exception
+line (``c10/cuda/CUDAException.cpp``)."""
 _CLOCK = re.compile(r"\d\d:\d\d:\d\d(?:[.,]\d+)?")
 _EXCEPTION = re.compile(r"[A-Za-z_][\w.]*(?:\([\w.]*\))?(?::|\s*$)")
 """What CPython's ``traceback.format_exception_only`` prints last: the exception's qualified name,
@@ -49,6 +63,7 @@ class Kind(Enum):
     START = "start"  # ends with "Traceback (most recent call last):"
     FRAME = "frame"  # indented: File lines, source lines, carets, exception-group bars
     CHAIN = "chain"  # "During handling of the above exception ..." / "The above exception ..."
+    NOTE = "note"  # a line a library appends to its exceptions' messages (PyTorch's CUDA hints)
     BLANK = "blank"
     OTHER = "other"  # the exception line, its message's further lines, or unrelated text
 
@@ -89,6 +104,8 @@ def classify(body: str) -> Kind:
         return Kind.FRAME
     if body.startswith(_CHAIN_MARKS):
         return Kind.CHAIN
+    if body.startswith(_NOTES):
+        return Kind.NOTE
     return Kind.OTHER
 
 

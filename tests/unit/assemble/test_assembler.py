@@ -302,3 +302,26 @@ def _stream(item: LogEvent, stream: str) -> Source:
     """``item``'s source on another stream."""
     source = item.source
     return Source(namespace=source.namespace, pod=source.pod, container=source.container, stream=stream)
+
+
+class TestOtherOutputAfterTracebacks:
+    def test_pytorch_hint_lines_join_the_traceback(self) -> None:
+        """PyTorch's CUDA hint lines after the exception line are part of the traceback's event."""
+        hints = ["CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace "
+                 "below might be incorrect.", "For debugging consider passing CUDA_LAUNCH_BLOCKING=1",
+                 "Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions."]
+        texts = [*TRACEBACK[:3], "RuntimeError: CUDA error: out of memory", *hints]
+        assembler = Assembler(DecodeSettings())
+        out = [*feed_all(assembler, lines_of(texts)), *assembler.flush_all()]
+        assert [("RuntimeError: CUDA error: out of memory", tuple(texts))] == [(e.line, e.context) for e in out]
+
+    def test_nccl_and_uvicorn_lines_do_not_join_an_unprefixed_traceback(self) -> None:
+        """An NCCL INFO or uvicorn access line after the frames ends the traceback instead of becoming its line."""
+        nccl = "gpu-node-3:1234:5678 [2] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/IPC"
+        access = 'INFO:     127.0.0.1:53430 - "POST /v1/chat/completions HTTP/1.1" 200 OK'
+        lines = []
+        for other in (nccl, access):
+            assembler = Assembler(DecodeSettings())
+            out = [*feed_all(assembler, lines_of([*TRACEBACK[:3], other])), *assembler.flush_all()]
+            lines.append([e.line for e in out])
+        assert [[SOURCE_LINE, nccl], [SOURCE_LINE, access]] == lines
