@@ -23,9 +23,12 @@ The decoder never raises: an unexpected error becomes a ``decode_error`` failure
 
 from __future__ import annotations
 
+import json
+import re
 import struct
 from collections.abc import Callable
 from dataclasses import replace
+from typing import Any
 
 import msgpack
 import orjson
@@ -103,14 +106,39 @@ def _auto(value: bytes, ctx: Context) -> DecodeResult:
 def _json_map(value: bytes, ctx: Context, strict: bool) -> DecodeResult:
     """A JSON map (or NDJSON maps); ``strict``: anything else is a failure, not text."""
     try:
-        obj = orjson.loads(value)
+        obj, repaired = loads_lenient(value)
     except orjson.JSONDecodeError as error:
         return _broken_json(value, ctx, strict, error)
     if type(obj) is not dict:
         return failed(ctx.record, "json_not_object", f"JSON value is a {type(obj).__name__}")
-    if "resourceLogs" in obj:
-        return otlp_json_events(obj, ctx)
-    return map_events(obj, ctx, value)
+    result = otlp_json_events(obj, ctx) if "resourceLogs" in obj else map_events(obj, ctx, value)
+    if not repaired:
+        return result
+    return DecodeResult(tuple(replace(e, repaired=True) for e in result.events), result.failure, result.truncated, True)
+
+
+_LONE_SURROGATE = re.compile(rb"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-fA-F]{2})"
+                             rb"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}")
+"""A ``\\uD800``-``\\uDFFF`` escape that is not half of a pair: what a shipper writes when it cuts a
+string inside a surrogate pair (an emoji). RFC 8259 section 8.2 allows it; orjson refuses it."""
+
+
+def loads_lenient(value: bytes) -> tuple[Any, bool]:
+    """``(JSON value of value, repaired)``: orjson's, or when orjson refuses the text for a lone
+    surrogate escape (made U+FFFD, ``repaired``) or a number beyond a double (``1e999``: the
+    standard library's ``inf``), the value it has anyway. Raises orjson's error when neither parses."""
+    try:
+        return orjson.loads(value), False
+    except orjson.JSONDecodeError as error:
+        fixed = _LONE_SURROGATE.sub(rb"\\ufffd", value)
+        try:
+            return orjson.loads(fixed), fixed != value
+        except orjson.JSONDecodeError:
+            pass
+        try:
+            return json.loads(fixed), fixed != value
+        except ValueError:
+            raise error from None
 
 
 def _broken_json(value: bytes, ctx: Context, strict: bool, error: orjson.JSONDecodeError) -> DecodeResult:
@@ -134,7 +162,7 @@ def _ndjson(body: bytes, ctx: Context) -> DecodeResult | None:
         if not line.strip():
             continue
         try:
-            obj = orjson.loads(line)
+            obj, _ = loads_lenient(line)
         except orjson.JSONDecodeError:
             return None
         if type(obj) is not dict:

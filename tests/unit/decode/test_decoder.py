@@ -233,3 +233,28 @@ class TestRepairedText:
     def test_valid_text_is_not_flagged(self) -> None:
         """A valid UTF-8 line is not marked repaired."""
         assert (False, [False]) == (decode("café".encode()).repaired, [e.repaired for e in decode("café".encode()).events])
+
+
+class TestLenientJson:
+    """JSON that orjson refuses but RFC 8259 allows (a shipper cutting a string inside an emoji)."""
+
+    @pytest.mark.parametrize(("value", "message"), [
+        (b'{"log": "\\ud83d RuntimeError: CUDA error"}', "\ufffd RuntimeError: CUDA error"),
+        (b'{"log": "RuntimeError: CUDA error \\ude00"}', "RuntimeError: CUDA error \ufffd"),
+    ])
+    def test_lone_surrogate_escape_is_repaired(self, value: bytes, message: str) -> None:
+        """A lone surrogate escape becomes U+FFFD; the record decodes, flagged repaired."""
+        result = decode(value)
+        assert (None, [message], True, [True]) == (result.failure, [e.message for e in result.events],
+                                                   result.repaired, [e.repaired for e in result.events])
+
+    def test_surrogate_pair_is_kept(self) -> None:
+        """A whole surrogate pair is the character it encodes, not a repair."""
+        result = decode(b'{"log": "ok \\ud83d\\ude00"}')
+        assert (["ok \U0001f600"], False) == ([e.message for e in result.events], result.repaired)
+
+    def test_number_beyond_a_double_in_another_field(self) -> None:
+        """``1e999`` in an unrelated field does not make the record a dead letter."""
+        result = decode(b'{"n": 1e999, "log": "torch.OutOfMemoryError: CUDA out of memory."}')
+        assert (None, ["torch.OutOfMemoryError: CUDA out of memory."]) == (result.failure,
+                                                                          [e.message for e in result.events])
