@@ -165,6 +165,7 @@ _LOGFMT_TIME = re.compile(r"time=\"?(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})
 _MONTHS = {m: n for n, m in enumerate(("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov",
                                        "Dec"), start=1)}
 _YEARLESS = re.compile(
+    r"(?:\([^()]*pid=\d+\) |\[rank\d+\]:)?"  # vLLM worker ``(VllmWorker pid=7) `` or torch ``[rank0]:`` prefix
     r"(?:(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL) (?P<m1>\d\d)-(?P<d1>\d\d)"  # vLLM: INFO 11-28 10:05:01
     r"|\[?[IWEF](?P<m2>\d\d)(?P<d2>\d\d)"  # glog / torch c10: E1128 10:07:00.123456
     r"|(?P<mon>Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) {1,2}(?P<d3>\d{1,2})"  # syslog: Nov 28 10:08:00
@@ -177,7 +178,8 @@ def leading_time(text: str, reference: datetime | None = None) -> datetime | Non
     - ISO 8601 / RFC 3339: ``2026-12-01T13:40:50Z ...``, ``2024-01-04 11:10:35,894 ...``,
       ``[2025-11-01 16:50:36 TP1] ...``; logfmt ``time=2024-07-05T14:26:05.485+02:00 level=...``
       (Ollama, Go slog);
-    - without a year: vLLM's ``INFO 11-28 10:05:01 [...]``, glog / torch c10 ``E1128 10:07:00.5``,
+    - without a year: vLLM's ``INFO 11-28 10:05:01 [...]`` (also after a ``(VllmWorker pid=7)``
+      prefix), glog / torch c10 ``E1128 10:07:00.5`` (also after a ``[rank0]:`` prefix),
       syslog ``Nov 28 10:08:00``. The year is ``reference``'s (the record's Kafka time; None: now),
       or the one before when that would put the line more than a day after ``reference``
       (a December line read in January), as syslog readers do (RFC 3164 has no year).
@@ -187,7 +189,7 @@ def leading_time(text: str, reference: datetime | None = None) -> datetime | Non
         return parse_time(found.group(1).replace(",", "."))
     if first == "t" and (found := _LOGFMT_TIME.match(text)) is not None:
         return parse_time(found.group(1))
-    if first in "DIWECFJMASOND[" and (found := _YEARLESS.match(text)) is not None:
+    if first in "DIWECFJMASOND[(" and (found := _YEARLESS.match(text)) is not None:
         return _with_year(found, reference or datetime.now(UTC))
     return None
 

@@ -161,6 +161,19 @@ class TestTimeWindow:
         code, incidents, _ = scanned(capsys, "--since", "7d", str(path))
         assert (0, [1]) == (code, sorted({i["source"]["line_number"] for i in incidents}))  # type: ignore[index]
 
+    def test_torch_rank_headers_without_a_year_are_windowed(
+            self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        """PyTorch's ``[rank0]:[E1201 17:41:12.000000 ...]`` lines take the current year: one an hour old
+        is within --since 2h, one thirty days old is not."""
+        now = datetime.now(UTC)
+        lines = [f"[rank0]:[E{(now - age):%m%d %H:%M:%S}.000000 ProcessGroupNCCL.cpp:616] [Rank 0] Watchdog "
+                 "caught collective operation timeout: WorkNCCL(SeqNum=1, OpType=ALLREDUCE, NumelIn=1, "
+                 "NumelOut=1, Timeout(ms)=600000) ran for 600001 milliseconds before timing out."
+                 for age in (timedelta(hours=1), timedelta(days=30))]
+        path = write(tmp_path, "in.log", ("\n".join(lines) + "\n").encode())
+        code, incidents, _ = scanned(capsys, "--since", "2h", str(path))
+        assert (0, [1]) == (code, sorted({i["source"]["line_number"] for i in incidents}))  # type: ignore[index]
+
     def test_since_not_before_until_is_refused(self, capsys: pytest.CaptureFixture[str]) -> None:
         """--since at or after --until exits 2 naming both, before reading any input."""
         assert 2 == main(["scan", "--since", "2024-08-14T19:00:00Z", "--until", "2024-08-14T17:00:00Z", "-"])

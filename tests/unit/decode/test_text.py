@@ -192,3 +192,30 @@ class TestLeadingTime:
             leading_time("Dec  3 10:08:00 gpu-node-0 kernel: NVRM: Xid (PCI:0000:3b:00): 79", reference),
             leading_time('time=2025-11-28T10:09:00Z level=ERROR msg="llama runner terminated"', reference),
             leading_time("ERROR 02-30 10:00:00 [core.py:1] x", reference)]
+
+    @pytest.mark.parametrize(
+        ("line", "expected"),
+        [
+            ("(VllmWorker rank=5 pid=3073) ERROR 11-28 05:39:54 [core.py:390] x", (11, 28, 5, 39, 54, 0)),
+            ("WARNING 11-28 05:39:54 [core.py:390] x", (11, 28, 5, 39, 54, 0)),
+            ("2025-04-16T17:58:51.532887Z  INFO shard-manager: text_generation_launcher: x",
+             (4, 16, 17, 58, 51, 532887)),
+            ('time=2024-08-28T18:43:24.392Z level=ERROR source=server.go:391 msg="x"', (8, 28, 18, 43, 24, 392000)),
+            ("E1128 12:00:00.123456 1 model_repository_manager.cc:1234] x", (11, 28, 12, 0, 0, 123456)),
+            ("2024-05-20T20:03:26Z W 3415 model_lifecycle.cc:441] x", (5, 20, 20, 3, 26, 0)),
+            ("[rank1]:[E1128 23:14:03.342459398 ProcessGroupNCCL.cpp:2068] x", (11, 28, 23, 14, 3, 342459)),
+            ("[rank0]:[E1201 17:41:12.000000 ProcessGroupNCCL.cpp:616] [Rank 0] Watchdog caught collective "
+             "operation timeout", (12, 1, 17, 41, 12, 0)),
+            ("2025-10-07 23:31:33 DEBUG sglang_router_rs::core::worker_manager: src/core/worker_manager.rs:1031: x",
+             (10, 7, 23, 31, 33, 0)),
+        ],
+    )
+    def test_every_header_with_a_level_and_a_clock_gives_its_time(
+            self, line: str, expected: tuple[int, ...]) -> None:
+        """Each header form whose level is parsed also gives its time, rank and worker prefixes included."""
+        from datetime import UTC, datetime
+
+        from logsig.decode.text import leading_time
+        moment = leading_time(line, datetime(2026, 12, 2, 9, 0, tzinfo=UTC))
+        assert expected == (None if moment is None else (moment.month, moment.day, moment.hour, moment.minute,
+                                                          moment.second, moment.microsecond))
