@@ -34,7 +34,8 @@ def add_parsers(sub: Any, add_catalog_args: Callable[[argparse.ArgumentParser], 
                                           "(the built-in catalog when no PATH)")
     check.add_argument("paths", nargs="*", type=Path)
     check.add_argument("--benign", type=Path, action="append", default=[],
-                       help="file of benign lines (one per line) added to the built-in benign sample (repeatable)")
+                       help="file of a site's benign lines (one per line), none of which a signature may match "
+                            "(repeatable; the built-in benign sample is checked too)")
     for name, text in (("test", "run every signature's examples"), ("lint", "find catalog smells"),
                        ("list", "one line per signature: id, servers, category, severity, examples")):
         cmd = csub.add_parser(name, help=text + " (the built-in catalog when no PATH)")
@@ -70,36 +71,28 @@ def _count(text: str) -> int:
 
 
 def _load(paths: list[Path]) -> Catalog:
-    return load_catalog(paths, builtin=not paths)
+    """The catalog of ``paths`` (the built-in one when none), drafts allowed: the check rules are not applied."""
+    return load_catalog(paths, builtin=not paths, rules=False)
 
 
 def cmd_check(args: argparse.Namespace) -> int:
     """The pre-deploy gate; exit 1 printing every problem (file, record id, field, reason).
 
-    The problems are those of :func:`load_catalog` (record model, regexes that do not compile or
-    could backtrack exponentially, duplicate ids) and of
-    :func:`~logsig.matchers.authoring.gate.gate_problems` (missing root cause or category, ids,
-    misspelt fields, placeholders, regexes matching the empty string or the benign sample), plus
-    directories holding no catalog file. Overrides of built-in ids are reported as notes.
+    The problems are those :func:`~logsig.matchers.authoring.gate.check` finds: every file and
+    record is checked, one problem hiding none of the others. They are the problems for which
+    ``scan``, ``run`` and a reload refuse the catalog; overrides of built-in ids are warnings.
     """
-    from logsig.matchers.authoring.gate import builtin_benign, empty_paths, gate_problems, overrides
+    from logsig.matchers.authoring.gate import check
 
     paths: list[Path] = args.paths
-    try:
-        builtin = load_catalog([], builtin=True)
-        catalog = load_catalog(paths, builtin=False) if paths else builtin
-    except CatalogError as error:
-        print(error)
+    site = [line for path in args.benign for line in path.read_text(encoding="utf-8").splitlines() if line]
+    report = check(paths, site)
+    for warning in report.warnings:
+        print(f"warning: {warning}")
+    if report.errors:
+        print(CatalogError(report.errors))
         return 1
-    benign = builtin_benign() + [line for path in args.benign
-                                 for line in path.read_text(encoding="utf-8").splitlines() if line]
-    problems = empty_paths(paths) + gate_problems(catalog, benign)
-    for note in overrides(builtin, catalog) if paths else []:
-        print(f"note: {note}")
-    if problems:
-        print(CatalogError(problems))
-        return 1
-    print(f"ok: {len(catalog.signatures)} signatures")
+    print(f"ok: {len(report.catalog.signatures)} signatures")
     return 0
 
 
@@ -200,7 +193,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
     from logsig.matchers.authoring.explain import explain, render
 
     paths = [Path(p) for p in args.catalog]
-    catalog = load_catalog(paths, builtin=not args.no_builtin)
+    catalog = load_catalog(paths, builtin=not args.no_builtin, rules=False)
     lines = sys.stdin.read().splitlines() if args.line == "-" else [args.line]
     for line in lines:
         print(render(explain(line, catalog.signatures, nearest=args.nearest)))

@@ -80,6 +80,8 @@ def cmd_scan(args: argparse.Namespace) -> int:
     options = ScanOptions(format=args.format, window=window, fail_on=args.fail_on, unclassified=args.unclassified,
                           progress=args.progress)
     catalog = load_catalog(settings.catalog.paths, builtin=settings.catalog.builtin)
+    for warning in catalog.warnings:
+        print(f"logsig: warning: {warning}", file=sys.stderr)
     engine = Engine(catalog.signatures, max_message_bytes=settings.matching.max_message_bytes,
                     cache=settings.catalog.compile_cache())
     settle_heap()

@@ -51,13 +51,15 @@ class Prepared:
 
     signatures: in catalog order; payload: the compiled form
     (:func:`~logsig.matchers.engine.compiled.serialise`); from_disk: whether the child read it from
-    the on-disk compile cache; cache_error: why the child could not write that cache, if it could not.
+    the on-disk compile cache; cache_error: why the child could not write that cache, if it could not;
+    warnings: the catalog's warnings (:attr:`~logsig.matchers.catalog.loader.Catalog.warnings`), as text.
     """
 
     signatures: tuple[Signature, ...]
     payload: bytes
     from_disk: bool = False
     cache_error: str | None = None
+    warnings: tuple[str, ...] = ()
 
 
 Preparer = Callable[[CatalogSettings, int], Prepared]
@@ -70,7 +72,7 @@ def prepare(settings: CatalogSettings, max_message_bytes: int) -> Prepared:
     cache = settings.compile_cache()
     compiled = compile_catalog(pairs(catalog.signatures), max_message_bytes, cache)
     return Prepared(catalog.signatures, serialise(compiled), compiled.from_disk,
-                    None if cache is None else cache.last_error)
+                    None if cache is None else cache.last_error, tuple(str(w) for w in catalog.warnings))
 
 
 def pairs(signatures: Sequence[Signature]) -> list[tuple[str, str]]:

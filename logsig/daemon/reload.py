@@ -18,6 +18,7 @@ from __future__ import annotations
 import gc
 import sys
 import time
+from collections.abc import Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
@@ -96,6 +97,7 @@ class CatalogWatcher:
     def _compile(self) -> Engine:
         """Load and compile in this process (the first load, before the event loop runs)."""
         catalog = load_catalog(self.settings.paths, builtin=self.settings.builtin)
+        _log_warnings(str(w) for w in catalog.warnings)
         return Engine(catalog.signatures, max_message_bytes=self.max_message_bytes, cache=self.cache)
 
     def _prepare(self) -> list[bytes]:
@@ -126,6 +128,7 @@ class CatalogWatcher:
             sys.setswitchinterval(interval)
             if enabled:
                 gc.enable()
+        _log_warnings(prepared.warnings)
         if prepared.cache_error is not None:
             log.warning("compiled catalog not cached; the next start compiles again", error=prepared.cache_error)
         return engine
@@ -207,3 +210,9 @@ class CatalogWatcher:
     def close(self) -> None:
         """Stop the worker thread (waits for a compile under way, and its child process)."""
         self._executor.shutdown(wait=True, cancel_futures=True)
+
+
+def _log_warnings(warnings: Iterable[str]) -> None:
+    """Log each warning of a catalog that loaded (a user record overriding a built-in id)."""
+    for warning in warnings:
+        log.warning("catalog warning", problem=warning)

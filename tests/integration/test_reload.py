@@ -18,7 +18,7 @@ DEADLINE_S = 90.0
 
 
 def _catalog(path: Path, sig_id: str, regex: str) -> None:
-    path.write_text(json.dumps({"id": sig_id, "signature": regex, "regex": regex}))
+    path.write_text(json.dumps({"id": sig_id, "signature": regex, "regex": regex, "category": "runtime_error", "root_cause": "It broke."}))
 
 
 async def _daemon(bootstrap: str, tmp_path: Path) -> tuple[DaemonProcess, str, str, Path]:

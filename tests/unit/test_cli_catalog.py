@@ -12,7 +12,7 @@ from logsig.matchers.catalog.loader import load_catalog
 
 SEED_ID = "llm/vllm-cuda-oom-during-prefill"
 SITE_RECORD = ("id: k8s/site-puller\nsignature: 'puller: checksum mismatch'\nregex: 'puller: checksum mismatch "
-               "for (?P<object>\\S+)'\ncategory: dependency_error\nservers: [k8s]\n"
+               "for (?P<object>\\S+)'\ncategory: dependency_error\nroot_cause: 'The puller fetched a corrupt object.'\nservers: [k8s]\n"
                "examples: {match: ['puller: checksum mismatch for s3://m/a'], no_match: ['puller: ok']}\n")
 
 

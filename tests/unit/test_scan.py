@@ -258,3 +258,36 @@ class TestProgressChoice:
         finally:
             os.close(leader)
             os.close(follower)
+
+
+class TestScanCatalogRules:
+    @pytest.mark.parametrize(("changes", "where"), [
+        ({"id": "SiteXid"}, "SiteXid: id: id is not <domain>/<slug>"),
+        ({"category": None}, "site/xid-fell-off: category: missing"),
+        ({"regex": r"\w"}, "site/xid-fell-off: regex: matches"),
+    ])
+    def test_a_catalog_check_refuses_is_refused_by_scan(
+            self, tmp_path: Path, capsys: pytest.CaptureFixture[str], changes: dict[str, object], where: str) -> None:
+        """``catalog check`` exits 1 and ``scan --catalog`` exits 2 on the same record, both naming file, id and field."""
+        record = {"id": "site/xid-fell-off", "signature": XID, "regex": "GPU has fallen off the bus",
+                  "category": "hardware_error", "root_cause": "The GPU left the PCI bus.", **changes}
+        catalog = write(tmp_path, "site.json", json.dumps({k: v for k, v in record.items() if v is not None}).encode())
+        lines = write(tmp_path, "in.log", f"{XID}\n".encode())
+        checked = main(["catalog", "check", str(catalog)])
+        check_out = capsys.readouterr().out
+        scanned_code = main(["scan", "--catalog", str(catalog), str(lines)])
+        captured = capsys.readouterr()
+        assert (1, 2, True, True, "") == (checked, scanned_code, f"{catalog}: {where}" in check_out,
+                                          f"{catalog}: {where}" in captured.err, captured.out)
+
+    def test_a_warning_is_printed_and_the_catalog_is_used(self, tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+        """A record overriding a built-in id loads: scan exits 0, warns on stderr naming it, and matches with it."""
+        record = {"id": "cuda/torch-oom", "signature": "widget exploded", "regex": "widget exploded",
+                  "category": "runtime_error", "root_cause": "The widget exploded."}
+        catalog = write(tmp_path, "site.json", json.dumps(record).encode())
+        lines = write(tmp_path, "in.log", b"RuntimeError: widget exploded\n")
+        code, incidents, err = scanned(capsys, "--catalog", str(catalog), str(lines))
+        assert (0, ["cuda/torch-oom"], True) == (
+            code, sorted({i["signature"]["id"] for i in incidents}),  # type: ignore[index]
+            f"logsig: warning: {catalog}: cuda/torch-oom: overrides the built-in signature" in err)

@@ -10,10 +10,14 @@ add records or override built-in ones by id. Within one layer (built-in, or all 
 together) an id may appear only once.
 
 Errors: :func:`load_catalog` validates everything and raises one
-:class:`~logsig.errors.CatalogError` listing every problem (file, record id, field, reason):
-records the :class:`~logsig.matchers.signature.Signature` model rejects, regexes Python cannot
-compile, regexes that could backtrack exponentially on the engine's fallback
-(:func:`~logsig.matchers.engine.hazards.backtracking_hazard`, field ``regex``), duplicate ids.
+:class:`~logsig.errors.CatalogError` listing every problem of every file and record (file, record
+id, field, reason): files that cannot be read, records the
+:class:`~logsig.matchers.signature.Signature` model rejects, regexes Python cannot compile, regexes
+that could backtrack exponentially on the engine's fallback
+(:func:`~logsig.matchers.engine.hazards.backtracking_hazard`, field ``regex``), duplicate ids, and
+in user catalogs the rules of :mod:`~logsig.matchers.catalog.rules` (the ones ``catalog check``
+applies) and directories holding no catalog file. A user record overriding a built-in id is a
+warning, kept in :attr:`Catalog.warnings`.
 """
 
 from __future__ import annotations
@@ -30,20 +34,24 @@ import yaml
 from pydantic import ValidationError
 
 from logsig.errors import CatalogError, CatalogProblem
+from logsig.matchers.catalog.rules import benign_problems, builtin_benign, field_problems, regex_problems
 from logsig.matchers.engine.hazards import backtracking_hazard
 from logsig.matchers.signature import Signature
 
 SUFFIXES = (".json", ".yaml", ".yml")
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when the wheel has it: ~10x faster
 SIDECAR_SUFFIX = ".examples.yaml"
+_EMPTY_DIRECTORY = "directory holds no catalog file (*.json, *.yaml, *.yml)"
 
 
 @dataclass(frozen=True)
 class Catalog:
-    """A validated catalog: ``signatures`` in load order, ``files`` maps id -> the file it came from."""
+    """A validated catalog: ``signatures`` in load order, ``files`` maps id -> the file it came from,
+    ``warnings``: what loaded but should be said (a user record overriding a built-in id)."""
 
     signatures: tuple[Signature, ...]
     files: dict[str, str] = field(default_factory=dict)
+    warnings: tuple[CatalogProblem, ...] = ()
 
     def by_id(self) -> dict[str, Signature]:
         """``{signature.id: signature}``."""
@@ -91,51 +99,91 @@ def _records(path: Path, problems: list[CatalogProblem]) -> Iterator[tuple[str, 
         yield str(item.get("id") or f"#{index}"), item
 
 
-def _validate(path: Path, label: str, raw: dict[str, Any],
-              problems: list[CatalogProblem]) -> Signature | None:
+def _model(path: Path, label: str, raw: dict[str, Any], problems: list[CatalogProblem]) -> Signature | None:
+    """The record as a Signature, or None with each field the model rejects in ``problems``."""
     try:
-        sig = Signature.model_validate(raw)
+        return Signature.model_validate(raw)
     except ValidationError as error:
         for err in error.errors():
             loc = ".".join(str(part) for part in err["loc"])
             problems.append(CatalogProblem(str(path), label, loc, err["msg"]))
         return None
+
+
+def _regex_problem(sig: Signature) -> str | None:
+    """Why the engine cannot run ``sig.regex`` (does not compile, could backtrack exponentially), or None."""
     try:
         re.compile(sig.regex)
     except re.error as error:
-        problems.append(CatalogProblem(str(path), label, "regex", f"does not compile: {error}"))
+        return f"does not compile: {error}"
+    return backtracking_hazard(sig.regex)
+
+
+def _validate(path: Path, label: str, raw: dict[str, Any], problems: list[CatalogProblem],
+              rules: bool = False) -> Signature | None:
+    """The record, or None when it cannot be matched; with ``rules``, every rule problem is listed too."""
+    sig = _model(path, label, raw, problems)
+    if sig is None:
         return None
-    hazard = backtracking_hazard(sig.regex)
+    where = str(path), label
+    if rules:
+        problems.extend(CatalogProblem(*where, name, message) for name, message in field_problems(sig))
+    hazard = _regex_problem(sig)
     if hazard is not None:
-        problems.append(CatalogProblem(str(path), label, "regex", hazard))
+        problems.append(CatalogProblem(*where, "regex", hazard))
         return None
+    if rules:
+        problems.extend(CatalogProblem(*where, name, message) for name, message in regex_problems(sig))
     return sig
 
 
-def _load_layer(paths: Iterable[Path], problems: list[CatalogProblem]) -> dict[str, tuple[Signature, str]]:
-    """Load one layer: ``{id: (signature, file)}``; duplicates within the layer are problems."""
-    layer: dict[str, tuple[Signature, str]] = {}
-    sidecars: list[tuple[Path, dict[str, Any]]] = []
+@dataclass
+class _Layer:
+    """One layer being loaded: ``{id: (signature, file)}`` and the sidecars to merge last."""
+
+    records: dict[str, tuple[Signature, str]] = field(default_factory=dict)
+    sidecars: list[tuple[Path, dict[str, Any]]] = field(default_factory=list)
+
+
+def _load_layer(paths: Iterable[Path], problems: list[CatalogProblem], *, rules: bool = False,
+                site_benign: Sequence[str] = ()) -> dict[str, tuple[Signature, str]]:
+    """Load one layer: ``{id: (signature, file)}``; duplicates within the layer are problems.
+
+    rules: also apply :mod:`~logsig.matchers.catalog.rules` (with ``site_benign`` lines) and refuse
+    directories holding no catalog file.
+    """
+    layer = _Layer()
     for root in paths:
         if not root.exists():
             problems.append(CatalogProblem(str(root), "", "", "no such file or directory"))
             continue
-        for path in catalog_files(root):
-            for label, raw in _records(path, problems):
-                if path.name.endswith(SIDECAR_SUFFIX):
-                    sidecars.append((path, raw))
-                    continue
-                sig = _validate(path, label, raw, problems)
-                if sig is None:
-                    continue
-                if sig.id in layer:
-                    first = layer[sig.id][1]
-                    problems.append(CatalogProblem(str(path), sig.id, "id", f"duplicate id (first in {first})"))
-                    continue
-                layer[sig.id] = (sig, str(path))
-    for path, raw in sidecars:
-        _merge_sidecar(path, raw, layer, problems)
-    return layer
+        files = catalog_files(root)
+        if rules and not files:
+            problems.append(CatalogProblem(str(root), "", "", _EMPTY_DIRECTORY))
+        for path in files:
+            _load_file(path, layer, problems, rules)
+    for path, raw in layer.sidecars:
+        _merge_sidecar(path, raw, layer.records, problems)
+    if rules:
+        sigs = [sig for sig, _ in layer.records.values()]
+        for sig_id, name, message in benign_problems(sigs, builtin_benign(), site_benign):
+            problems.append(CatalogProblem(layer.records[sig_id][1], sig_id, name, message))
+    return layer.records
+
+
+def _load_file(path: Path, layer: _Layer, problems: list[CatalogProblem], rules: bool) -> None:
+    for label, raw in _records(path, problems):
+        if path.name.endswith(SIDECAR_SUFFIX):
+            layer.sidecars.append((path, raw))
+            continue
+        sig = _validate(path, label, raw, problems, rules)
+        if sig is None:
+            continue
+        if sig.id in layer.records:
+            first = layer.records[sig.id][1]
+            problems.append(CatalogProblem(str(path), sig.id, "id", f"duplicate id (first in {first})"))
+            continue
+        layer.records[sig.id] = (sig, str(path))
 
 
 def _merge_sidecar(path: Path, raw: dict[str, Any], layer: dict[str, tuple[Signature, str]],
@@ -151,20 +199,45 @@ def _merge_sidecar(path: Path, raw: dict[str, Any], layer: dict[str, tuple[Signa
         layer[sig_id] = (updated, origin)
 
 
-def load_catalog(paths: Sequence[Path | str] = (), *, builtin: bool = True) -> Catalog:
+def read_layer(paths: Sequence[Path | str], *, site_benign: Sequence[str] = ()) -> tuple[Catalog, list[CatalogProblem]]:
+    """One layer of ``paths`` with the rules applied, without raising: what loaded, and every problem.
+
+    The ``catalog check`` view: ``site_benign`` are a site's own benign lines, none of which a
+    signature may match.
+    """
+    problems: list[CatalogProblem] = []
+    layer = _load_layer([Path(p) for p in paths], problems, rules=True, site_benign=site_benign)
+    return _catalog(layer), problems
+
+
+def override_warnings(base: Catalog, user: Catalog) -> list[CatalogProblem]:
+    """A warning per record of ``user`` replacing a record of ``base`` (the built-in layer) with the same id."""
+    known = base.by_id()
+    return [CatalogProblem(user.files.get(sig_id, "?"), sig_id, "",
+                           f"overrides the built-in signature ({base.files.get(sig_id, '?')})")
+            for sig_id in user.by_id() if sig_id in known]
+
+
+def _catalog(layer: dict[str, tuple[Signature, str]], warnings: Sequence[CatalogProblem] = ()) -> Catalog:
+    return Catalog(signatures=tuple(sig for sig, _ in layer.values()),
+                   files={sig_id: file for sig_id, (_, file) in layer.items()}, warnings=tuple(warnings))
+
+
+def load_catalog(paths: Sequence[Path | str] = (), *, builtin: bool = True, rules: bool = True) -> Catalog:
     """Load the built-in catalog (if ``builtin``) and then ``paths``, user records overriding by id.
+
+    rules: apply :mod:`~logsig.matchers.catalog.rules` to the user records, as ``scan``, ``run``
+    and a reload do (the built-in records pass them, as the test suite checks); authoring tools
+    (``catalog test``, ``list``, ``show``, ``explain``) pass False to work on drafts.
 
     Raises:
         CatalogError: listing every problem found, if there is any.
     """
     problems: list[CatalogProblem] = []
-    merged: dict[str, tuple[Signature, str]] = {}
-    if builtin:
-        merged.update(_load_layer([builtin_path()], problems))
-    merged.update(_load_layer([Path(p) for p in paths], problems))
+    base = _catalog(_load_layer([builtin_path()], problems)) if builtin else Catalog(())
+    user = _catalog(_load_layer([Path(p) for p in paths], problems, rules=rules))
     if problems:
         raise CatalogError(problems)
-    return Catalog(
-        signatures=tuple(sig for sig, _ in merged.values()),
-        files={sig_id: file for sig_id, (_, file) in merged.items()},
-    )
+    merged = {**{s.id: (s, base.files[s.id]) for s in base.signatures},
+              **{s.id: (s, user.files[s.id]) for s in user.signatures}}
+    return _catalog(merged, override_warnings(base, user))

@@ -18,7 +18,7 @@ class TestUnpickle:
         """Five signatures in slices of two are three parts after the head, read back as the same catalog."""
         monkeypatch.setattr(compile_process, "SLICE_SIGNATURES", 2)
         path = tmp_path / "site.json"
-        path.write_text(json.dumps([{"id": f"site/s{i}", "signature": f"s{i}", "regex": f"s{i}x"} for i in range(5)]))
+        path.write_text(json.dumps([{"id": f"site/s{i}", "signature": f"s{i}", "regex": f"s{i}x", "category": "runtime_error", "root_cause": "It broke."} for i in range(5)]))
         settings = CatalogSettings(builtin=False, paths=[path], cache_max_entries=0)
         expected = prepare(settings, 65536)
         parts = compile_process._pickled(prepare, settings, 65536)

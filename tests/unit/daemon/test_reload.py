@@ -25,6 +25,7 @@ from logsig.daemon.offsets import OffsetTracker
 from logsig.daemon.reload import CatalogWatcher
 from logsig.daemon.runner import Daemon
 from logsig.decode.settings import DecodeSettings
+from logsig.errors import CatalogError
 from logsig.matchers.engine import compiled as compiled_module
 from logsig.matchers.engine.engine import Engine
 from logsig.pipeline import Pipeline
@@ -36,7 +37,8 @@ DEADLINE_SECONDS = 60.0
 
 
 def _write(path: Path, regex: str, mtime: int) -> None:
-    path.write_text(json.dumps({"id": "site/boom", "signature": "boom", "regex": regex}))
+    path.write_text(json.dumps({"id": "site/boom", "signature": "boom", "regex": regex, "category": "runtime_error",
+                                "root_cause": "It broke."}))
     os.utime(path, (mtime, mtime))
 
 
@@ -152,6 +154,50 @@ class TestCatalogWatcher:
         assert (None, True, True) == (outcome, "catalog reload failed; keeping the running catalog" in logged,
                                       "site/boom: regex: does not compile" in logged)
 
+    def test_a_record_catalog_check_refuses_is_refused_at_start_and_reload(
+            self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        """An id that is not <domain>/<slug> stops the first load and fails a reload, which keeps the old catalog."""
+        path = tmp_path / "site.json"
+        record = {"id": "SiteBoom", "signature": "boom", "regex": "boom", "category": "runtime_error",
+                  "root_cause": "It broke."}
+        path.write_text(json.dumps(record))
+        with pytest.raises(CatalogError, match=f"{path}: SiteBoom: id: id is not <domain>/<slug>"):
+            _watcher(path).load_initial(Metrics(CollectorRegistry()))
+        _write(path, "boom", 1_000)
+        metrics = Metrics(CollectorRegistry())
+        watcher = _watcher(path)
+        first = watcher.load_initial(metrics)
+        path.write_text(json.dumps(record))
+        os.utime(path, (2_000, 2_000))
+        watcher.force()
+        outcome = settle(watcher, metrics)
+        logged = capsys.readouterr().out
+        assert (None, True, ["site/boom"]) == (outcome, "SiteBoom: id: id is not <domain>/<slug>" in logged,
+                                               [s.id for s in first.signatures])
+
+    def test_a_warning_of_the_catalog_is_logged_and_the_catalog_loads(
+            self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        """A record overriding a built-in id loads, at start and on reload, with a logged warning naming it."""
+        path = tmp_path / "site.json"
+        record = {"id": "cuda/torch-oom", "signature": "boom", "regex": "boom", "category": "runtime_error",
+                  "root_cause": "It broke."}
+        path.write_text(json.dumps(record))
+        os.utime(path, (1_000, 1_000))
+        metrics = Metrics(CollectorRegistry())
+        watcher = CatalogWatcher(CatalogSettings(paths=[path], cache_max_entries=0), 65536, prepare)
+        first = watcher.load_initial(metrics)
+        at_start = capsys.readouterr().out
+        path.write_text(json.dumps({**record, "regex": "bang"}))
+        os.utime(path, (2_000, 2_000))
+        watcher.force()
+        engine = settle(watcher, metrics)
+        on_reload = capsys.readouterr().out
+        words = f"{path}: cuda/torch-oom: overrides the built-in signature"
+        assert (["boom"], ["bang"], True, True) == (
+            [s.regex for s in first.signatures if s.id == "cuda/torch-oom"],
+            [s.regex for s in engine.signatures if s.id == "cuda/torch-oom"] if engine else None,
+            words in at_start, words in on_reload)
+
     def test_an_answer_that_does_not_verify_keeps_the_running_catalog(self, tmp_path: Path) -> None:
         """A compiled form that belongs to other regexes than the signatures it came with is a failed reload."""
         path = tmp_path / "site.json"
@@ -193,7 +239,7 @@ class TestCatalogWatcher:
         """After a reload the confirmer of a signature whose regex did not change is the running one, RE2 compiled."""
         path, other = tmp_path / "site.json", tmp_path / "other.json"
         _write(path, "boom", 1_000)
-        other.write_text(json.dumps({"id": "site/bang", "signature": "bang", "regex": "bang"}))
+        other.write_text(json.dumps({"id": "site/bang", "signature": "bang", "regex": "bang", "category": "runtime_error", "root_cause": "It broke."}))
         metrics = Metrics(CollectorRegistry())
         watcher = CatalogWatcher(CatalogSettings(builtin=False, paths=[tmp_path], cache_max_entries=0), 65536)
         first = watcher.load_initial(metrics)

@@ -14,7 +14,8 @@ SEED_ID = "llm/vllm-cuda-oom-during-prefill"
 
 
 def _record(sig_id: str, regex: str = "boom") -> dict[str, object]:
-    return {"id": sig_id, "signature": "boom", "regex": regex, "category": "runtime_error"}
+    return {"id": sig_id, "signature": "boom", "regex": regex, "category": "runtime_error",
+            "root_cause": "It broke."}
 
 
 class TestLoadCatalog:
@@ -26,8 +27,9 @@ class TestLoadCatalog:
         """YAML and JSON files under nested folders are loaded, one record or a list each."""
         (tmp_path / "a" / "b").mkdir(parents=True)
         (tmp_path / "a" / "one.json").write_text(json.dumps(_record("t/one")))
-        (tmp_path / "a" / "b" / "two.yaml").write_text("- id: t/two\n  signature: s\n  regex: x\n"
-                                                      "- id: t/three\n  signature: s\n  regex: y\n")
+        (tmp_path / "a" / "b" / "two.yaml").write_text("- id: t/two\n  signature: s\n  regex: x\n  category: runtime_error\n"
+                                                      "  root_cause: r\n- id: t/three\n  signature: s\n  regex: y\n"
+                                                      "  category: runtime_error\n  root_cause: r\n")
         ids = {s.id for s in load_catalog([tmp_path], builtin=False).signatures}
         assert {"t/one", "t/two", "t/three"} == ids
 
@@ -84,7 +86,8 @@ class TestBacktrackingHazards:
     def test_exponential_fallback_regex_is_rejected(self, tmp_path: Path) -> None:
         """``^(a+)+(?=c)`` (81 s on a 31-character line) is a problem naming file, id, field and reason."""
         path = tmp_path / "site.yaml"
-        path.write_text("- id: t/exp\n  signature: s\n  regex: '^(a+)+(?=c)'\n")
+        path.write_text("- id: t/exp\n  signature: s\n  regex: '^(a+)+(?=c)'\n  category: runtime_error\n"
+                        "  root_cause: r\n")
         with pytest.raises(CatalogError) as caught:
             load_catalog([tmp_path])
         assert [(str(path), "t/exp", "regex", "nested unbounded repeats on the backtracking fallback, "
