@@ -223,9 +223,9 @@ class TestUnclassifiedFingerprints:
 
     def test_burst_on_several_pods_is_one_fingerprint(self) -> None:
         """The same unknown failure on three pods (ranks, pids, times differ) has one fingerprint."""
-        lines = ["(APIServer pid=2221630) ERROR 09-24 20:59:57 [serving_chat.py:241] Error in preprocessing prompt inputs",
-                 "(APIServer pid=31) ERROR 09-25 07:02:11 [serving_chat.py:241] Error in preprocessing prompt inputs",
-                 "(APIServer pid=977) ERROR 10-01 23:40:05 [serving_chat.py:241] Error in preprocessing prompt inputs"]
+        lines = ["(EngineCore_0 pid=2221630) ERROR 09-24 20:59:57 [core.py:491] AssertionError",
+                 "(EngineCore_0 pid=31) ERROR 09-25 07:02:11 [core.py:491] AssertionError",
+                 "(EngineCore_0 pid=977) ERROR 10-01 23:40:05 [core.py:491] AssertionError"]
         found = [d for line in lines for d in _detections([line])]
         assert (3, {"generic"}, 1) == (len(found), {d.incident.tier for d in found},
                                        len({d.incident.fingerprint for d in found}))
