@@ -241,7 +241,8 @@ class Settings(BaseSettings):
     alertmanager: AlertmanagerSettings = Field(default_factory=AlertmanagerSettings)
     logging: LoggingSettings = Field(default_factory=LoggingSettings)
     shutdown_timeout_seconds: float = Field(
-        20.0, gt=0, description="Longest drain on SIGTERM before giving up (seconds).")
+        20.0, gt=0, description="Longest stop on SIGTERM/SIGINT as a whole: producer flush, commit, group leave "
+                    "(seconds); past it, or on a second signal, the drain is cut short (exit code 1).")
 
     @classmethod
     def settings_customise_sources(

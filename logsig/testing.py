@@ -132,13 +132,15 @@ class RecordingSink:
 
     reject: outputs for which it returns True are rejected as ``record_too_large``;
     give_ups: how many deliveries end by waiting for ``give_up()`` (a broker away) before succeeding;
-    hold: while set to an unset event, deliveries wait for it (acknowledgements that are slow to come).
+    hold: while set to an unset event, deliveries wait for it (acknowledgements that are slow to come);
+    stop_hold: likewise for :meth:`stop` (a producer's flush to a broker that went away).
     """
 
     name: str = "kafka"
     reject: Callable[[Detection | DecodeFailure], bool] = lambda _: False
     give_ups: int = 0
     hold: asyncio.Event | None = None
+    stop_hold: asyncio.Event | None = None
     steps: list[StepResult] = field(default_factory=list)
     started: bool = False
     stopped: bool = False
@@ -164,7 +166,9 @@ class RecordingSink:
                 for kind, o in outputs]
 
     async def stop(self) -> None:
-        """Mark stopped."""
+        """Mark stopped (once ``stop_hold`` is set, if given)."""
+        if self.stop_hold is not None:
+            await self.stop_hold.wait()
         self.stopped = True
 
     def incidents(self) -> list[Detection]:

@@ -17,7 +17,6 @@ again after a restart.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -72,6 +71,8 @@ class Deliveries:
         self._stopping, self._sleep = stopping, sleep
         self.shutdown_timeout_seconds = shutdown_timeout_seconds
         self.abandoned = False
+        self.pending_outputs = 0
+        """Incidents and dead letters sent to :meth:`send` and not yet acknowledged or abandoned."""
         self._queue: asyncio.Queue[Sent] = asyncio.Queue(maxsize=max_in_flight)
         self._worker: asyncio.Task[None] | None = None
 
@@ -83,18 +84,24 @@ class Deliveries:
                    draining: bool = False) -> None:
         """Queue ``step`` for delivery (waits while ``max_in_flight`` steps are queued)."""
         await self._queue.put(Sent(step, dict(offsets), dict(held), draining))
+        self.pending_outputs += _outputs(step)
 
     async def settled(self) -> None:
         """Wait until every step sent so far is acknowledged or abandoned."""
         await self._queue.join()
 
     async def stop(self) -> None:
-        """Stop the worker (call after :meth:`settled`)."""
+        """Stop the worker (call after :meth:`settled`, or to cut a delivery short). A cancellation of
+        the task calling this is passed on, not taken for the worker's."""
         if self._worker is not None:
-            self._worker.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._worker
-            self._worker = None
+            worker, self._worker = self._worker, None
+            worker.cancel()
+            try:
+                await worker
+            except asyncio.CancelledError:
+                task = asyncio.current_task()
+                if task is not None and task.cancelling():
+                    raise
 
     async def _work(self) -> None:
         while True:
@@ -110,7 +117,8 @@ class Deliveries:
                 else:
                     self.abandoned = True
             finally:
-                for _ in items:
+                for item in items:
+                    self.pending_outputs -= _outputs(item.step)
                     self._queue.task_done()
 
     async def _deliver(self, items: list[Sent]) -> bool:
@@ -134,3 +142,8 @@ class Deliveries:
             for sink in self.sinks[1:]:
                 await sink.deliver(done, give_up, self._sleep)
         return True
+
+
+def _outputs(step: StepResult) -> int:
+    """The incidents and dead letters of ``step``."""
+    return len(step.detections) + len(step.failures)

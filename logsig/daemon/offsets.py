@@ -62,6 +62,10 @@ class OffsetTracker:
         """:meth:`committable` less the partitions already committed at that offset."""
         return {tp: o for tp, o in self.committable(assigned).items() if self._committed.get(tp) != o}
 
+    def last_committed(self) -> dict[TP, int]:
+        """The offsets committed so far, per partition (the next offset a restart reads)."""
+        return dict(self._committed)
+
     def committed(self, offsets: Mapping[TP, int]) -> None:
         """``offsets`` were committed."""
         self._committed.update(offsets)

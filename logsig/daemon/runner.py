@@ -23,9 +23,11 @@ offsets, :mod:`logsig.sinks.kafka.transactional`), committed right after each de
 read_committed readers see each incident once; outputs of records behind an open multi-line group
 wait for it (:mod:`logsig.daemon.defer`).
 SIGTERM/SIGINT stop fetching, finish and commit the batch in hand, flush open multi-line groups,
-commit, close and exit 0. On partition revocation the revoked partitions' open groups are flushed,
-delivered and committed (those partitions only) before the partitions move. SIGHUP reloads the
-catalog.
+commit, close and exit 0, all within ``shutdown_timeout_seconds`` whatever the broker does; past it,
+or on a second signal, the drain is cut short (:mod:`logsig.daemon.shutdown`): logged with what was
+not delivered or committed, exit 1, nothing committed past unacknowledged output. On partition
+revocation the revoked partitions' open groups are flushed, delivered and committed (those
+partitions only) before the partitions move. SIGHUP reloads the catalog.
 
 :class:`Daemon` is given its parts (:func:`build_daemon` makes them from settings), so its rules are
 unit-tested with the fakes of :mod:`logsig.testing`.
@@ -54,6 +56,7 @@ from logsig.daemon.delivery import Deliveries
 from logsig.daemon.http import HttpServer
 from logsig.daemon.offsets import OffsetTracker
 from logsig.daemon.reload import CatalogWatcher
+from logsig.daemon.shutdown import StopDeadline
 from logsig.daemon.status import Activity, TopicWatch
 from logsig.discovery.unclassified import Unclassified
 from logsig.errors import ConfigError, LogsigError
@@ -113,6 +116,9 @@ class Daemon:
         self.shutdown_timeout_seconds = shutdown_timeout_seconds
         self.retry_backoff_max_seconds = retry_backoff_max_seconds
         self.stop_event = asyncio.Event()
+        self.stopping = StopDeadline(shutdown_timeout_seconds)
+        self.cut_short: str | None = None
+        """Why the drain was cut short (:meth:`run`), else None."""
         self._lock = asyncio.Lock()
         self._started = False
         self.commit_interval_seconds = commit_interval_seconds
@@ -166,26 +172,62 @@ class Daemon:
         return record
 
     async def run(self) -> None:
-        """Serve until :attr:`stop_event` is set, then drain and close.
+        """Serve until :attr:`stop_event` is set, then drain and close, all within the stop deadline
+        (:meth:`request_stop`; :mod:`logsig.daemon.shutdown`). A drain cut short by it is logged with
+        what was not delivered or committed, and kept in :attr:`cut_short`.
 
         Raises: LogsigError if the HTTP port cannot be bound.
         """
+        try:
+            async with self.stopping.bounded():
+                await self._serve()
+                await self._close()
+        except TimeoutError:
+            if not self.stopping.expired():
+                await self._close()
+                raise
+            await self._abort()
+        except BaseException:
+            await self._close()
+            raise
+
+    def request_stop(self) -> None:
+        """A stop signal: the first drains within ``shutdown_timeout_seconds``, a later one ends the drain now."""
+        self.stopping.request()
+        self.stop_event.set()
+
+    async def _serve(self) -> None:
         await self._start_http()
         for sink in self.sinks[1:]:
             await sink.start()
-        try:
-            if await self._connect():
-                self.deliveries.start()
-                self._started = True
-                log.info("consuming")
-                warming = asyncio.create_task(self._warm(), name="logsig-warm")
-                try:
-                    await self._loop()
-                    await self._drain()
-                finally:
-                    warming.cancel()
-        finally:
-            await self._close()
+        if await self._connect():
+            self.deliveries.start()
+            self._started = True
+            log.info("consuming")
+            warming = asyncio.create_task(self._warm(), name="logsig-warm")
+            try:
+                await self._loop()
+                await self._drain()
+            finally:
+                warming.cancel()
+
+    async def _abort(self) -> None:
+        """The drain was cut short: log what was not delivered or committed, then close every part
+        without waiting on the broker (each gets what is left of the abort time)."""
+        assigned = self.source.assignment()
+        self.cut_short = self.stopping.reason()
+        log.error("drain cut short; stopping without it", reason=self.cut_short,
+                  outputs_not_acknowledged=self.deliveries.pending_outputs,
+                  committed_offsets=_tp_text(self.offsets.last_committed()),
+                  acknowledged_not_committed=_tp_text(self.offsets.changed(assigned)),
+                  note="records after the committed offsets are read again after a restart")
+        end = asyncio.get_running_loop().time() + self.stopping.abort_seconds()
+        for name, stop in self._parts():
+            try:
+                async with asyncio.timeout_at(end):
+                    await _stopped(name, stop)
+            except TimeoutError:
+                log.warning("a part did not stop in time; left behind", part=name)
 
     async def _start_http(self) -> None:
         if self.http is None:
@@ -265,13 +307,17 @@ class Daemon:
     async def _close(self) -> None:
         """Stop every part, each even when another fails to stop (e.g. aiokafka's consumer raises
         CancelledError from ``stop`` while the broker is unreachable): an error is logged."""
+        for name, stop in self._parts():
+            await _stopped(name, stop)
+
+    def _parts(self) -> list[tuple[str, Callable[[], Awaitable[None]]]]:
+        """The parts to stop, in order: delivery, later sinks, source, first sink, http."""
         parts: list[tuple[str, Callable[[], Awaitable[None]]]] = [("delivery", self.deliveries.stop)]
         parts += [(f"{sink.name} sink", sink.stop) for sink in self.sinks[1:]]
         parts += [("source", self.source.stop), (f"{self.sinks[0].name} sink", self.sinks[0].stop)]
         if self.http is not None:
             parts.append(("http", self.http.stop))
-        for name, stop in parts:
-            await _stopped(name, stop)
+        return parts
 
     def _account(self, step: StepResult, outcomes: list[Outcome]) -> None:
         """Telemetry of a delivered step: counters, unclassified templates, the activity summary."""
@@ -369,6 +415,11 @@ async def _stopped(name: str, stop: Callable[[], Awaitable[None]]) -> None:
         log.warning("stopping a part raised; going on", part=name, error=f"{type(error).__name__}: {error}")
 
 
+def _tp_text(offsets: dict[TP, int]) -> dict[str, int]:
+    """``{"topic[partition]": offset}``, sorted."""
+    return {f"{t}[{p}]": o for (t, p), o in sorted(offsets.items())}
+
+
 def _trouble(part: object) -> str | None:
     """``part.trouble()`` (a source's or sink's reason it cannot work now) for parts that tell one."""
     trouble = getattr(part, "trouble", None)
@@ -433,8 +484,12 @@ async def serve(settings: Settings, install_signals: bool = True, redactor: Reda
 
 def _stopper(daemon: Daemon, sig: signal.Signals) -> Callable[[], None]:
     def stop() -> None:
-        log.info("signal received; draining", signal=sig.name)
-        daemon.stop_event.set()
+        if daemon.stopping.requests == 0:
+            log.info("signal received; draining", signal=sig.name,
+                     shutdown_timeout_seconds=daemon.stopping.timeout_seconds)
+        else:
+            log.warning("signal received again; stopping now", signal=sig.name)
+        daemon.request_stop()
     return stop
 
 
@@ -445,7 +500,8 @@ def _exit_early(signum: int, _: object) -> None:
 
 
 def run_daemon(settings: Settings) -> int:
-    """``logsig run``: configure logging, serve, exit 0 after a graceful stop.
+    """``logsig run``: configure logging, serve; exit 0 after a graceful stop, 1 when the drain was cut
+    short (by ``shutdown_timeout_seconds`` or a second signal; logged with what was not delivered).
 
     Raises:
         LogsigError: the catalog does not load (CatalogError), the HTTP port cannot be bound, or
@@ -459,6 +515,9 @@ def run_daemon(settings: Settings) -> int:
     redactor = Redactor(settings.redaction)
     configure_logging(settings.logging.level, settings.logging.format, redactor)
     log.info("starting", catalog_paths=[str(Path(p)) for p in settings.catalog.paths])
-    asyncio.run(serve(settings, redactor=redactor))
+    daemon = asyncio.run(serve(settings, redactor=redactor))
+    if daemon.cut_short is not None:
+        log.error("stopped without finishing the drain", reason=daemon.cut_short)
+        return 1
     log.info("stopped")
     return 0
