@@ -116,6 +116,8 @@ class ScanSummary:
     matches: Counter[str] = field(default_factory=Counter)
     severities: Counter[str] = field(default_factory=Counter)
     seconds: float = 0.0
+    unreadable: list[str] = field(default_factory=list)
+    """Why inputs could not be read to their end (cannot be opened, corrupt or truncated compressed data)."""
 
     def add(self, step: StepResult) -> None:
         """Add one step's counts."""
@@ -174,19 +176,24 @@ class Scanner:
             observe(step)
 
     def input(self, source: Input, progress: tqdm[Any]) -> None:
-        """Scan one input; its open multi-line groups are flushed at its end."""
+        """Scan one input; its open multi-line groups are flushed at its end, or where it is found corrupt.
+
+        Raises: OSError from a corrupt compressed input, after every line read before the damage was scanned.
+        """
         done = 0
-        for batch in line_batches(source.stream, source.name):
-            self.step(self.pipeline.process_batch(batch, time.monotonic()))
-            self.summary.records += len(batch)
-            progress.set_postfix_str(f"{self.summary.records:,} lines, {self.summary.incidents:,} incidents",
-                                     refresh=False)
-            if progress.total is None:
-                progress.update(len(batch))
-            else:
-                progress.update(source.position() - done)
-                done = source.position()
-        self.step(self.pipeline.flush_all())
+        try:
+            for batch in line_batches(source.stream, source.name):
+                self.step(self.pipeline.process_batch(batch, time.monotonic()))
+                self.summary.records += len(batch)
+                progress.set_postfix_str(f"{self.summary.records:,} lines, {self.summary.incidents:,} incidents",
+                                         refresh=False)
+                if progress.total is None:
+                    progress.update(len(batch))
+                else:
+                    progress.update(source.position() - done)
+                    done = source.position()
+        finally:
+            self.step(self.pipeline.flush_all())
 
 
 def _nowhere(step: StepResult, out: BinaryIO) -> None:
@@ -227,16 +234,20 @@ def scan(pipeline: Pipeline, paths: Sequence[str], out: BinaryIO, err: TextIO,
          grouping: GroupStage | None = None) -> ScanSummary:
     """Scan ``paths`` (``-`` is stdin; none: stdin) and write the summary to ``err``.
 
-    Raises:
-        OSError: a file cannot be opened or is corrupt (the CLI reports it and exits 2).
+    An input that cannot be opened, or is corrupt or truncated compressed data, does not stop the
+    scan: what it gave is scanned, the other inputs too, and after the summary a ``logsig: ...``
+    line on ``err`` names each such input (kept in :attr:`ScanSummary.unreadable`; the CLI exits 2).
     """
     scanner = Scanner(pipeline, out, options, observers, grouping)
     started = time.perf_counter()
     paths = list(paths) or ["-"]
     with _progress(paths, err, options.progress) as progress:
         for path in paths:
-            with open_input(path) as source:
-                scanner.input(source, progress)
+            try:
+                with open_input(path) as source:
+                    scanner.input(source, progress)
+            except OSError as error:
+                scanner.summary.unreadable.append(str(error))
     if grouping is not None:
         scanner.emit(grouping.flush(StepResult(), resolve=True))
     if scanner.unclassified is not None:
@@ -244,6 +255,8 @@ def scan(pipeline: Pipeline, paths: Sequence[str], out: BinaryIO, err: TextIO,
     out.flush()
     scanner.summary.seconds = time.perf_counter() - started
     write_summary(scanner.summary, err, options)
+    for problem in scanner.summary.unreadable:
+        err.write(f"logsig: {problem}\n")
     return scanner.summary
 
 

@@ -61,7 +61,8 @@ def _check_writable(path: Path) -> None:
 
 
 def cmd_scan(args: argparse.Namespace) -> int:
-    """Scan; exit 0, 1 when ``--fail-on`` found incidents, 2 when an input cannot be read."""
+    """Scan; exit 0, 1 when ``--fail-on`` found incidents, 2 when an input cannot be read to its end
+    (named on stderr after the incidents and the summary of everything that could be read)."""
     from logsig.config import load_settings
     from logsig.daemon.reload import settle_heap
     from logsig.group.stage import GroupStage
@@ -95,5 +96,7 @@ def cmd_scan(args: argparse.Namespace) -> int:
             print(f"report written to {args.report}", file=sys.stderr)
     except OSError as error:
         print(f"logsig: {error}", file=sys.stderr)
+        return 2
+    if summary.unreadable:
         return 2
     return 1 if args.fail_on is not None and summary.at_or_above(args.fail_on) else 0

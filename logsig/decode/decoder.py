@@ -3,7 +3,8 @@
 Auto-detection, per record, by the first byte of the value (``docs/decoding.md``, "Formats and how
 they are detected"; ``docs/record-formats.md`` §12):
 
-1. empty value: ``empty_value`` failure (tombstones, OTel ``raw`` with an empty body);
+1. empty value: ``empty_value`` failure (tombstones, OTel ``raw`` with an empty body); a blank
+   line of a file (a record whose origin is a file) decodes to no event and no failure;
 2. ``{``: a JSON map (OTLP/JSON batch if it has ``resourceLogs``, else a shipper or app map).
    Several maps separated by newlines (NDJSON) give several events. Text that starts with
    ``{"`` but is not JSON is an ``invalid_json`` failure (a shipper's JSON broken on the way);
@@ -55,6 +56,8 @@ def decode_record(record: RawRecord, settings: DecodeSettings) -> DecodeResult:
     try:
         value = record.value
         if not value:
+            if record.origin.file is not None:  # a blank line of a text file: nothing to decode
+                return DecodeResult()
             return failed(record, "empty_value", "record value is empty")
         if len(value) > settings.max_value_bytes:
             return failed(record, "too_large", f"record value is {len(value)} bytes after decompression, over "

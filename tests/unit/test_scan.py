@@ -4,6 +4,7 @@ import gzip
 import io
 import json
 import os
+import zlib
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -64,10 +65,51 @@ class TestCompressedInputs:
         assert (seen(plain), 4) == (seen(packed), len(packed))
 
     def test_corrupt_gzip_names_the_file(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-        """A file with gzip's magic but no gzip stream exits 2 naming the file."""
+        """A file with gzip's magic but no gzip stream exits 2 naming the file after the summary."""
         path = write(tmp_path, "bad.gz", b"\x1f\x8b" + b"garbage" * 8)
         code, _, err = scanned(capsys, str(path))
-        assert (2, f"logsig: {path}: corrupt compressed input: Unknown compression method\n") == (code, err)
+        assert (2, f"logsig: {path}: corrupt compressed input: Unknown compression method") == (
+            code, err.splitlines()[-1])
+
+    def test_truncated_gzip_scans_every_line_that_decompressed(
+            self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        """A gzip file cut short gives the incidents of every line zlib decompresses from it, the summary,
+        then the error naming it and exit 2; the other file's incidents are kept."""
+        data = "".join(f"INFO step {n} of the warm-up, padding the line out a bit\n{OOM} req-{n}\n"
+                       for n in range(400)).encode()
+        cut = gzip.compress(data)[:1500]
+        readable = zlib.decompressobj(wbits=31).decompress(cut)
+        trunc = write(tmp_path, "trunc.gz", cut)
+        plain = write(tmp_path, "plain.log", (OOM + "\n").encode())
+        code, incidents, err = scanned(capsys, "--format", "json", str(trunc), str(plain))
+        files = [(i["source"]["file"], i["source"]["line_number"]) for i in incidents  # type: ignore[index]
+                 if i["status"] == "opened"]
+        expected_lines = [n for n, text in enumerate(readable.split(b"\n"), start=1) if OOM.encode() in text]
+        assert (2, (str(trunc), expected_lines[0]), (str(plain), 1), True,
+                f"logsig: {trunc}: corrupt compressed input: Compressed file ended before the end-of-stream "
+                "marker was reached") == (
+            code, files[0], files[-1], f"scanned {len(readable.splitlines()) + 1} records" in err, err.splitlines()[-1])
+
+    def test_gzip_on_stdin_is_decompressed(self, monkeypatch: pytest.MonkeyPatch,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+        """gzip data piped to ``scan -`` gives the incidents of the plain lines."""
+        read_end, write_end = os.pipe()
+        with os.fdopen(write_end, "wb") as pipe:
+            pipe.write(gzip.compress(LINES.encode()))
+        with os.fdopen(read_end, "rb") as stdin:
+            monkeypatch.setattr("sys.stdin", io.TextIOWrapper(stdin))
+            code, incidents, _ = scanned(capsys, "-")
+        assert (0, [2, 3, 2, 3]) == (code, [i["source"]["line_number"] for i in incidents])  # type: ignore[index]
+
+
+class TestBlankLines:
+    def test_a_blank_line_is_not_an_undecodable_record(self, tmp_path: Path,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+        """Blank lines between lines are counted neither as undecodable records nor as events."""
+        path = write(tmp_path, "gaps.log", f"INFO start\n\n{OOM}\n\n".encode())
+        code, _, err = scanned(capsys, str(path))
+        assert (0, "scanned 4 records (2 events)", False) == (
+            code, err.split(" in ")[0], "undecodable records" in err)
 
 
 class TestByteOrderMark:

@@ -49,6 +49,11 @@ class TestFailures:
         """Each kind of garbage is a failure with the reason naming it."""
         assert expected == reason(value)
 
+    def test_a_blank_line_of_a_file_is_no_failure_and_no_event(self) -> None:
+        """An empty line read from a file decodes to nothing; the same empty value from Kafka is empty_value."""
+        line = decode_record(RawRecord(value=b"", origin=Origin(file="f.log", line_number=3)), SETTINGS)
+        assert (DecodeResult(), "empty_value") == (line, reason(b""))
+
     def test_failure_keeps_the_original_record(self) -> None:
         """The failure carries the record unchanged, for the dead-letter topic."""
         record = RawRecord(value=b'{"log": ', origin=ORIGIN, key=b"k", headers=(("h", b"v"),))
