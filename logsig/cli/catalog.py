@@ -125,14 +125,15 @@ def engine_view(sig: Signature, file: str | None) -> dict[str, object]:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    """Print :func:`engine_view` of signature ``args.id`` as YAML; exit 1 naming close ids when unknown."""
+    """Print :func:`engine_view` of signature ``args.id`` as YAML; an unknown id is bad usage: exit 2
+    naming the closest ids (or pointing at ``catalog list`` when none is close)."""
     catalog = _load(args.paths)
     sig = catalog.by_id().get(args.id)
     if sig is None:
         close = difflib.get_close_matches(args.id, list(catalog.by_id()), n=3, cutoff=0.5)
-        hint = f"; did you mean {', '.join(close)}?" if close else ""
+        hint = f"; did you mean {', '.join(close)}?" if close else "; logsig catalog list shows every id"
         print(f"no signature {args.id!r} in the catalog{hint}", file=sys.stderr)
-        return 1
+        return 2
     view = engine_view(sig, catalog.files.get(sig.id))
     sys.stdout.write(yaml.safe_dump(view, sort_keys=False, allow_unicode=True, width=120))
     return 0

@@ -55,11 +55,17 @@ class TestCatalogShow:
         assert ["object"] == yaml.safe_load(capsys.readouterr().out)["engine"]["captures"]
 
     def test_unknown_id_names_close_ones(self, capsys: pytest.CaptureFixture[str]) -> None:
-        """An id not in the catalog exits 1 suggesting the closest ids."""
-        assert 1 == main(["catalog", "show", "llm/vllm-cuda-oom-during-prefil"])
-        assert capsys.readouterr().err.startswith(
+        """An id not in the catalog is bad usage: exit 2 suggesting the closest ids."""
+        code = main(["catalog", "show", "llm/vllm-cuda-oom-during-prefil"])
+        assert (2, True) == (code, capsys.readouterr().err.startswith(
             "no signature 'llm/vllm-cuda-oom-during-prefil' in the catalog; did you mean "
-            "llm/vllm-cuda-oom-during-prefill")
+            "llm/vllm-cuda-oom-during-prefill"))
+
+    def test_unknown_id_without_close_ones_points_at_the_list(self, capsys: pytest.CaptureFixture[str]) -> None:
+        """An id like no other exits 2 and points at ``catalog list``."""
+        code = main(["catalog", "show", "nope/nope"])
+        assert (2, "no signature 'nope/nope' in the catalog; logsig catalog list shows every id\n") == (
+            code, capsys.readouterr().err)
 
 
 class TestCatalogCheck:
