@@ -15,6 +15,11 @@ from logsig.matchers.engine.engine import Match
 _QUIET_LEVELS = frozenset({"trace", "debug", "info"})
 """Levels at which a record says of itself that it is not a failure: the generic tier stays quiet."""
 
+_WARNING_CLASSES = frozenset({"generic/warning-failure"})
+"""The generic classes a WARNING record can raise: a warning is not a failure unless it carries the
+error it caught (an exception's class, an ``error=`` field); any other class stays quiet on it
+(Ollama's ``level=WARN ... amdgpu version file missing: ... no such file or directory``)."""
+
 _ADVICE = re.compile(r"To silence this warning|(?:^|[\s:|\]])If you (?:get|see|encounter|hit|run into) ")
 """A line that tells how to silence it or what to do if an error appears is advice or a warning, not a
 failure (SGLang's "... To silence this warning, specify --disable-custom-all-reduce", bitsandbytes'
@@ -62,6 +67,8 @@ def quiet_matches(message: str, level: str | None, matches: list[Match]) -> list
     lower_inner = relogged is not None and _INNER_LEVEL.search(relogged.group("inner")) is not None
     if level in _QUIET_LEVELS or lower_inner or _IGNORED.search(message):
         return [m for m in matches if m.signature.tier != "generic"]
+    if level == "warning":
+        return [m for m in matches if m.signature.tier != "generic" or m.signature.id in _WARNING_CLASSES]
     return matches
 
 

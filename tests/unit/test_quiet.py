@@ -46,3 +46,9 @@ class TestQuietMatches:
         """The CUDA error a traceback's hints follow keeps its signature."""
         message = "\n".join(["RuntimeError: CUDA error: out of memory", *HINTS])
         assert "cuda/cuda-error-out-of-memory" in ids(message)
+
+    def test_warning_record_raises_only_the_warning_class(self) -> None:
+        """A WARN record with an errno text raises no generic incident; one carrying its caught error may."""
+        line = ('time=2024-03-15T14:15:29.927-06:00 level=WARN source=amd_linux.go:53 msg="amdgpu version file '
+                'missing: /sys/module/amdgpu/version stat /sys/module/amdgpu/version: no such file or directory"')
+        assert ([], True) == (ids(line), bool(ENGINE.match(line)))
