@@ -10,8 +10,8 @@ import orjson
 from tests.integration.daemon_proc import http_get, metric_value, start_daemon
 from tests.integration.kafka_util import make_topic, produce, read_all, wait_committed
 
-UNKNOWN = "(APIServer pid={pid}) ERROR 09-24 20:59:5{rank} [serving_chat.py:241] Error in preprocessing prompt inputs"
-"""A vLLM log line (serving_chat.py logs it before the exception's traceback) no specific signature names; pid varies."""
+UNKNOWN = "(APIServer pid={pid}) ERROR 09-24 20:59:5{rank} [serving_chat.py:241] Error in postprocessing detokenized outputs"
+"""A vLLM-style ERROR line no specific signature names; pid varies."""
 BENIGN = "INFO 04-10 03:35:27 [loggers.py:80] Avg prompt throughput: 13.0 tokens/s, Running: 0 reqs"
 
 

@@ -22,8 +22,8 @@ FAILURES = {
     "tgi": ["llm/tgi-warmup-not-enough-memory"],
     "ollama": ["llm/ollama-insufficient-system-memory"],
 }
-UNCLASSIFIED = ["AttributeError: 'ScheduleBatch' object has no attribute 'sample_{n}'",
-                "RuntimeError: expected scalar type Half but found Float in layer {n}"]
+UNCLASSIFIED = ["AttributeError: 'RequestRouter' object has no attribute 'sample_{n}'",
+                "ValueError: invalid literal for int() with base 10: 'x{n}'"]
 BENIGN = "INFO {t} [loggers.py:80] Avg prompt throughput: {n}.0 tokens/s, Running: {n} reqs"
 
 
