@@ -28,6 +28,9 @@ Parts (``tests/data/corpus``, split by ``add_excerpts.py`` by source URL):
   part holds, by people who neither write signatures nor run logsig on what they gather. Its 85
   key-line misses (88 excerpts with the rest of their URLs) were moved to the written-from part
   the same way (``--from heldout-fresh-4``) after it measured 0.520 right kind;
+- held-out, fresh 5: ``heldout-fresh/fifth/``, gathered after that move from source URLs no other
+  part holds, by people who neither write signatures nor run logsig on what they gather, reaching
+  wider than the servers alone (gateways, proxies, clients, embedding servers, other accelerators);
 
 Per part, every excerpt is run through the same pipeline as ``logsig scan`` (multi-line assembly
 off), twice: its key line alone (a log window may hold only the cause line), and all its lines.
@@ -65,8 +68,9 @@ PARTS = {
     "held-out, fresh 2": (["heldout-fresh/second/real_logs.jsonl"], ["heldout-fresh/second/benign_lines.jsonl"]),
     "held-out, fresh 3": (["heldout-fresh/third/real_logs.jsonl"], ["heldout-fresh/third/benign_lines.jsonl"]),
     "held-out, fresh 4": (["heldout-fresh/fourth/real_logs.jsonl"], ["heldout-fresh/fourth/benign_lines.jsonl"]),
+    "held-out, fresh 5": (["heldout-fresh/fifth/real_logs.jsonl"], ["heldout-fresh/fifth/benign_lines.jsonl"]),
 }
-PART_KINDS = ["heldout-fresh/third/kinds.yaml", "heldout-fresh/fourth/kinds.yaml"]
+PART_KINDS = ["heldout-fresh/third/kinds.yaml", "heldout-fresh/fourth/kinds.yaml", "heldout-fresh/fifth/kinds.yaml"]
 """Kind tables kept inside a held-out folder (so that no one writing signatures sees its kind names),
 merged into ``kinds.yaml``'s."""
 

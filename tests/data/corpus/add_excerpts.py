@@ -40,7 +40,8 @@ HELD_OUT_KIND_PERCENT = 30
 MAX_PER_URL = 3
 PARTS = {"written": HERE, "incoming": HERE / "incoming", "heldout": HERE / "heldout",
          "heldout-fresh": HERE / "heldout-fresh", "heldout-fresh-2": HERE / "heldout-fresh" / "second",
-         "heldout-fresh-3": HERE / "heldout-fresh" / "third", "heldout-fresh-4": HERE / "heldout-fresh" / "fourth"}
+         "heldout-fresh-3": HERE / "heldout-fresh" / "third", "heldout-fresh-4": HERE / "heldout-fresh" / "fourth",
+         "heldout-fresh-5": HERE / "heldout-fresh" / "fifth"}
 
 
 def _percent(text: str) -> int:
