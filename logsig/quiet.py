@@ -15,10 +15,18 @@ from logsig.matchers.engine.engine import Match
 _QUIET_LEVELS = frozenset({"trace", "debug", "info"})
 """Levels at which a record says of itself that it is not a failure: the generic tier stays quiet."""
 
-_WARNING_CLASSES = frozenset({"generic/warning-failure"})
+_WARNING_CLASSES = frozenset({"generic/warning-failure", "generic/limit-exceeded", "generic/process-died"})
 """The generic classes a WARNING record can raise: a warning is not a failure unless it carries the
-error it caught (an exception's class, an ``error=`` field); any other class stays quiet on it
-(Ollama's ``level=WARN ... amdgpu version file missing: ... no such file or directory``)."""
+error it caught (an exception's class, an ``error=`` field), says a request was dropped for its size
+(vLLM's scheduler logs ``Input prompt (N tokens) is too long and exceeds limit of M`` at WARNING and
+ignores the request) or that a process exited with a failure code (Ollama's ``level=WARN ...
+msg="server crash 13 - exit code 2 - respawning"``, see ``_EXIT_CODE``); any other class stays
+quiet on it (Ollama's ``level=WARN ... amdgpu version file missing: ... no such file or directory``)."""
+
+_EXIT_CODE = re.compile(r"[Ee]xit(?:ed)? ?(?:[Cc]ode|status)|exitcode|exitCode")
+"""What a WARNING record's ``generic/process-died`` match must name to count: the exit code or status
+of the process (Ray's ``WARNING worker.py:1072 -- A worker died or was killed while executing task``
+is printed at every exit of some programs, ray-project/ray#8000, and names none)."""
 
 _ADVICE = re.compile(r"To silence this warning|(?:^|[\s:|\]])If you (?:get|see|encounter|hit|run into) ")
 """A line that tells how to silence it or what to do if an error appears is advice or a warning, not a
@@ -58,7 +66,8 @@ def quiet_matches(message: str, level: str | None, matches: list[Match]) -> list
     request text a request log echoes (``_ECHOED``); generic-tier matches when ``level`` (a record's level field, else
     the level its header names, :func:`~logsig.decode.text.line_level`) is trace, debug or info, or
     when a child's line re-logged at ERROR has its own lower level, or when the line says it ignores
-    the error (see ``_IGNORED``)."""
+    the error (see ``_IGNORED``); at warning, those of a class that does not count there
+    (``_WARNING_CLASSES``)."""
     if _ADVICE.search(message):
         return []
     matches = _outside(message, matches)
@@ -68,8 +77,16 @@ def quiet_matches(message: str, level: str | None, matches: list[Match]) -> list
     if level in _QUIET_LEVELS or lower_inner or _IGNORED.search(message):
         return [m for m in matches if m.signature.tier != "generic"]
     if level == "warning":
-        return [m for m in matches if m.signature.tier != "generic" or m.signature.id in _WARNING_CLASSES]
+        return [m for m in matches if m.signature.tier != "generic" or _counts_on_warning(message, m)]
     return matches
+
+
+def _counts_on_warning(message: str, match: Match) -> bool:
+    """Whether a generic ``match`` on a WARNING record counts: a class of ``_WARNING_CLASSES``, and
+    for a process death one that names its exit code (``_EXIT_CODE``)."""
+    if match.signature.id == "generic/process-died":
+        return _EXIT_CODE.search(message, match.span[0], match.span[1]) is not None
+    return match.signature.id in _WARNING_CLASSES
 
 
 def _outside(message: str, matches: list[Match]) -> list[Match]:

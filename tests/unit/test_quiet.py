@@ -52,3 +52,21 @@ class TestQuietMatches:
         line = ('time=2024-03-15T14:15:29.927-06:00 level=WARN source=amd_linux.go:53 msg="amdgpu version file '
                 'missing: /sys/module/amdgpu/version stat /sys/module/amdgpu/version: no such file or directory"')
         assert ([], True) == (ids(line), bool(ENGINE.match(line)))
+
+    def test_warning_record_of_a_dropped_request_or_a_crash_raises(self) -> None:
+        """A WARNING that a prompt exceeds the limit, or that a server crashed with an exit code, is a failure."""
+        generic = Engine([s for s in load_catalog().signatures if s.tier == "generic"])
+        lines = ["WARNING 02-13 07:19:11 scheduler.py:949] Input prompt (32889 tokens) is too long and exceeds limit of 2048",
+                 'time=2025-02-12T16:31:50.931+08:00 level=WARN source=server.go:163 msg="server crash 13 - exit code 2 '
+                 '- respawning"']
+        kept = [[m.signature.id for m in quiet_matches(line, None, generic.match(line))] for line in lines]
+        assert [["generic/limit-exceeded"], ["generic/process-died"]] == kept
+
+    def test_warning_of_a_death_without_exit_code_stays_quiet(self) -> None:
+        """Ray's worker-died warning, printed at some programs' every exit (ray-project/ray#8000), names
+        no exit code: in a record at warning level it raises no generic incident."""
+        generic = Engine([s for s in load_catalog().signatures if s.tier == "generic"])
+        line = ("2020-04-13 15:35:00,032 WARNING worker.py:1072 -- A worker died or was killed while executing task "
+                "ffffffffffffffff45b95b1c0100.")
+        found = [m.signature.id for m in generic.match(line)]
+        assert (["generic/process-died"], []) == (found, quiet_matches(line, "warning", generic.match(line)))

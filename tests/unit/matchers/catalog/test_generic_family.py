@@ -182,6 +182,46 @@ class TestGenericFamily:
         (real lines from public reports)."""
         assert [expected] == [d.incident.signature.id for d in _detections([line], _generic_engine())]
 
+    @pytest.mark.parametrize(("line", "expected"), [
+        # https://github.com/ROCm/legacy-rocm-build/issues/6273
+        ("[127033.279661] amdgpu 0000:c5:00.0: amdgpu: ring gfx_0.0.0 timeout, signaled seq=2662395, emitted seq=2662397",
+         "generic/accelerator-error"),
+        ("[127037.563935] amdgpu 0000:c5:00.0: amdgpu: MES failed to respond to msg=REMOVE_QUEUE",
+         "generic/accelerator-error"),
+        # https://github.com/pytorch/pytorch/issues/35710
+        ("cudaGetDeviceProperties returned 802", "generic/accelerator-error"),
+        # https://github.com/NVIDIA/k8s-device-plugin/issues/414 and /65
+        ("2023/06/12 09:21:25 No devices found. Waiting indefinitely.", "generic/accelerator-error"),
+        ("2018/08/07 18:05:29 Failed to created FS watcher.", "generic/error-message"),
+        # https://github.com/knative/serving/issues/1668
+        ("message: 'Revision \"kythe-00003\" failed with message: \"\".'", "generic/error-message"),
+        # https://github.com/ollama/ollama/issues/6248
+        ("Active: activating (auto-restart) (Result: exit-code) since Fri 2024-08-09 15:41:52 CST; 2s ago",
+         "generic/process-died"),
+        # https://github.com/torch-spyre/sendnn-inference/issues/191
+        ("Signal Received: 15 (Terminated)", "generic/process-died"),
+        # https://github.com/ollama/ollama/issues/9036 (a WARN record that names the exit code)
+        ('time=2025-02-12T16:31:50.931+08:00 level=WARN source=server.go:163 msg="server crash 13 - exit code 2 - '
+         'respawning"', "generic/process-died"),
+        # https://github.com/kubernetes/kubernetes/issues/71261
+        ("[Tue Nov 20 22:30:22 2018] nf_conntrack: table full, dropping packet", "generic/os-error"),
+        # https://github.com/NVIDIA/TensorRT-LLM/issues/2303
+        ("assert max_batch_size <= model_config.max_batch_size", "generic/python-traceback"),
+        # https://github.com/huggingface/text-generation-inference/issues/1108
+        ("`max_new_tokens` must be <= 1", "generic/limit-exceeded"),
+        # https://github.com/vllm-project/vllm/issues/17757
+        ('"message": "At most 1 image(s) may be provided in one request.",', "generic/limit-exceeded"),
+        # https://github.com/vllm-project/vllm/issues/13209 (the scheduler drops the request it warns about)
+        ("WARNING 02-13 07:19:11 scheduler.py:949] Input prompt (32889 tokens) is too long and exceeds limit of 2048",
+         "generic/limit-exceeded"),
+    ])
+    def test_classes_widened_for_unknown_failures(self, line: str, expected: str) -> None:
+        """A GPU kernel driver's failure, a CUDA API's non-zero return, a device plugin that finds no
+        device or fails in its Go log, a controller's failure message, systemd's failed results, a
+        runtime's fatal signal, a crash at WARN with its exit code, a full kernel table, a traceback's
+        failed assert, a request over a validation bound or a multimodal limit are named."""
+        assert [expected] == [d.incident.signature.id for d in _detections([line], _generic_engine())]
+
     def test_a_warning_that_carries_its_caught_error_is_a_warning_failure(self) -> None:
         """vLLM's WARNING with the grammar error it caught is a warning-failure: the other generic classes
         stay quiet on a WARNING record (the error-message class matched too)."""
