@@ -18,7 +18,7 @@ from typing import Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -27,6 +27,7 @@ from pydantic_settings import (
 )
 
 from logsig import config_hints
+from logsig.config_kafka import bootstrap_problems, topic_problems
 from logsig.config_security import kafka_security_problems
 from logsig.decode.settings import DecodeSettings
 from logsig.errors import ConfigError
@@ -42,14 +43,17 @@ class _Section(BaseModel):
 class KafkaSettings(_Section):
     """Where records come from and where incidents go (Kafka's own terms)."""
 
-    bootstrap_servers: str = Field("127.0.0.1:9092", description="Comma-separated host:port list.")
+    bootstrap_servers: str = Field("127.0.0.1:9092", description="Comma-separated host:port list "
+                                   "([IPv6]:port too; port 1-65535).")
     group_id: str = Field("logsig", description="Consumer group; replicas with one group_id share partitions.")
     topics: list[str] = Field(default_factory=lambda: ["inference-logs"], min_length=1,
                               description="Input topics (at least one).")
     auto_offset_reset: Literal["earliest", "latest"] = Field(
         "earliest", description="Where a group with no committed offset starts.")
-    output_topic: str = Field("logsig-incidents", description="Topic incident events are produced to.")
-    dead_letter_topic: str = Field("logsig-dead-letters", description="Topic undecodable records go to.")
+    output_topic: str = Field(
+        "logsig-incidents", description="Topic incident events are produced to (not one of topics).")
+    dead_letter_topic: str = Field(
+        "logsig-dead-letters", description="Topic undecodable records go to (not one of topics).")
     cloudevents_source: str = Field(
         "/logsig", description="The CloudEvents source attribute (ce_source header) of incident records, a "
                                "URI-reference naming this deployment.")
@@ -108,6 +112,21 @@ class KafkaSettings(_Section):
         900000, ge=1024,
         description="Dead-letter values longer than this are cut to it, with headers giving the original "
                     "size (bytes); keep it below the topic's max.message.bytes.")
+
+    @field_validator("bootstrap_servers")
+    @classmethod
+    def _bootstrap_usable(cls, servers: str) -> str:
+        problems = bootstrap_problems(servers)
+        if problems:
+            raise ValueError("; ".join(problems))
+        return servers
+
+    @model_validator(mode="after")
+    def _topics_apart(self) -> KafkaSettings:
+        problems = topic_problems(self)
+        if problems:
+            raise ValueError("; ".join(problems))
+        return self
 
     @model_validator(mode="after")
     def _sasl_complete(self) -> KafkaSettings:

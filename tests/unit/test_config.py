@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 
+from logsig.cli import main
 from logsig.config import UnknownVariableWarning, load_settings, masked_dump
 from logsig.errors import ConfigError
 
@@ -223,3 +224,69 @@ class TestNewUserMistakes:
         """``config show`` never prints the password of ``user:password@`` in a URL."""
         settings = load_settings(alertmanager={"url": "http://user:s3cret@am:9093/"})
         assert "http://user:**********@am:9093/" == masked_dump(settings)["alertmanager"]["url"]
+
+
+class TestTopicsApart:
+    def test_an_output_topic_among_the_input_topics_is_refused(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """``output_topic`` equal to an input topic is refused, naming the topic and the variable."""
+        monkeypatch.setenv("LOGSIG_KAFKA__OUTPUT_TOPIC", "inference-logs")
+        with pytest.raises(ConfigError) as raised:
+            load_settings()
+        assert ("invalid settings from the environment:\n  kafka: Value error, output_topic 'inference-logs' is "
+                "also in topics: logsig would read its own events back as log lines; give it a topic it does "
+                "not consume (kafka set by environment variable LOGSIG_KAFKA__OUTPUT_TOPIC)") == str(raised.value)
+
+    def test_a_dead_letter_topic_among_the_input_topics_is_refused(self) -> None:
+        """``dead_letter_topic`` equal to an input topic is refused, naming it."""
+        with pytest.raises(ConfigError, match="dead_letter_topic 'b' is also in topics"):
+            load_settings(kafka={"topics": ["a", "b"], "dead_letter_topic": "b"})
+
+    def test_a_line_topic_among_the_input_topics_is_refused(self) -> None:
+        """``line_topic`` equal to an input topic is refused, naming it."""
+        with pytest.raises(ConfigError, match="line_topic 'a' is also in topics"):
+            load_settings(kafka={"topics": ["a"], "line_topic": "a"})
+
+    def test_distinct_topics_load(self) -> None:
+        """Outputs apart from the inputs load as given."""
+        kafka = load_settings(kafka={"topics": ["a"], "output_topic": "o", "dead_letter_topic": "d"}).kafka
+        assert (["a"], "o", "d") == (kafka.topics, kafka.output_topic, kafka.dead_letter_topic)
+
+    def test_the_cli_exits_2_naming_the_topic(self, monkeypatch: pytest.MonkeyPatch,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+        """``logsig config show`` with the output topic among the inputs exits 2 and names it on stderr."""
+        monkeypatch.setenv("LOGSIG_KAFKA__OUTPUT_TOPIC", "inference-logs")
+        code = main(["config", "show"])
+        assert (2, True) == (code, "output_topic 'inference-logs' is also in topics" in capsys.readouterr().err)
+
+
+class TestBootstrapServers:
+    @pytest.mark.parametrize(("servers", "problem"), [
+        ("", "kafka.bootstrap_servers: Value error, is empty"),
+        ("not a host", "entry 1 'not a host': contains a space"),
+        ("a:9092,,b:9092", "entry 2 '': is empty (a stray comma?)"),
+        (":9092", "entry 1 ':9092': has no host"),
+        ("a:0", "entry 1 'a:0': port '0' is not a number from 1 to 65535"),
+        ("a:65536", "entry 1 'a:65536': port '65536' is not a number"),
+        ("a:x", "entry 1 'a:x': port 'x' is not a number"),
+        ("a:1:2", "entry 1 'a:1:2': is not host:port (an IPv6 address goes in brackets"),
+    ])
+    def test_a_bad_entry_is_refused(self, servers: str, problem: str) -> None:
+        """Each unusable entry is refused with what is wrong with it."""
+        with pytest.raises(ConfigError) as raised:
+            load_settings(kafka={"bootstrap_servers": servers})
+        assert (True, str(raised.value)) == (problem in str(raised.value), str(raised.value))
+
+    @pytest.mark.parametrize("servers", ["kafka-0:9092", "a:1, b:65535", "broker", "[::1]:9092", "::1",
+                                         "10.0.0.5:9093"])
+    def test_usable_entries_load(self, servers: str) -> None:
+        """host, host:port, bracketed and bare IPv6 entries load unchanged."""
+        assert servers == load_settings(kafka={"bootstrap_servers": servers}).kafka.bootstrap_servers
+
+    def test_an_empty_variable_exits_2(self, monkeypatch: pytest.MonkeyPatch,
+                                       capsys: pytest.CaptureFixture[str]) -> None:
+        """``LOGSIG_KAFKA__BOOTSTRAP_SERVERS=`` makes ``config show`` exit 2 naming the setting and variable."""
+        monkeypatch.setenv("LOGSIG_KAFKA__BOOTSTRAP_SERVERS", "")
+        code = main(["config", "show"])
+        err = capsys.readouterr().err
+        assert (2, True, True) == (code, "kafka.bootstrap_servers: Value error, is empty" in err,
+                                   "LOGSIG_KAFKA__BOOTSTRAP_SERVERS" in err)
