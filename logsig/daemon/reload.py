@@ -44,7 +44,7 @@ def fingerprint(paths: list[Path]) -> Fingerprint:
     for root in paths:
         files = catalog_files(root) if root.exists() else []
         for f in files:
-            stat = f.stat()
+            stat = f.stat() if f.exists() else f.lstat()  # a dead link: its own times
             out.append((str(f), stat.st_mtime_ns, stat.st_size))
     return tuple(out)
 

@@ -16,13 +16,16 @@ id, field, reason): files that cannot be read, records the
 that could backtrack exponentially on the engine's fallback
 (:func:`~logsig.matchers.engine.hazards.backtracking_hazard`, field ``regex``), duplicate ids, and
 in user catalogs the rules of :mod:`~logsig.matchers.catalog.rules` (the ones ``catalog check``
-applies) and directories holding no catalog file. A user record overriding a built-in id is a
+applies) and directories holding no catalog file. A symbolic link named like a catalog file that
+leads nowhere (dangling, or a loop) is a file that cannot be read. A user record overriding a built-in id is a
 warning, kept in :attr:`Catalog.warnings`.
 """
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -67,13 +70,32 @@ def catalog_files(path: Path) -> list[Path]:
     """The catalog files of ``path`` (itself if a file), sorted; sidecars last.
 
     Hidden files and directories are skipped: a Kubernetes ConfigMap volume holds each file
-    twice, under ``..data/`` and a timestamped ``..2024_...`` directory.
+    twice, under ``..data/`` and a timestamped ``..2024_...`` directory. A symbolic link named like
+    a catalog file that leads nowhere (dangling, or a loop) is listed too, so that reading it
+    reports it.
     """
     if path.is_file():
         return [path]
-    found = [p for p in path.rglob("*") if p.is_file() and p.suffix in SUFFIXES
+    found = [p for p in path.rglob("*") if (p.is_file() or _dead_link(p)) and p.suffix in SUFFIXES
              and not any(part.startswith(".") for part in p.relative_to(path).parts)]
     return sorted(found, key=lambda p: (p.name.endswith(SIDECAR_SUFFIX), str(p)))
+
+
+def _dead_link(path: Path) -> bool:
+    """Whether ``path`` is a symbolic link whose target cannot be reached (missing, or a loop)."""
+    return path.is_symlink() and not path.exists()
+
+
+def _link_problem(path: Path) -> str:
+    """Why the symbolic link ``path`` cannot be read: a loop, or its missing target."""
+    try:
+        path.resolve(strict=True)
+    except RuntimeError:
+        return "symbolic link loop"
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            return "symbolic link loop"
+    return f"dangling symbolic link (its target {os.readlink(path)} does not exist)"
 
 
 def _read(path: Path) -> Any:
@@ -88,7 +110,8 @@ def _records(path: Path, problems: list[CatalogProblem]) -> Iterator[tuple[str, 
     try:
         data = _read(path)
     except (OSError, UnicodeDecodeError, json.JSONDecodeError, yaml.YAMLError) as error:
-        problems.append(CatalogProblem(str(path), "", "", f"cannot read: {error}"))
+        reason = _link_problem(path) if _dead_link(path) else str(error)
+        problems.append(CatalogProblem(str(path), "", "", f"cannot read: {reason}"))
         return
     items = data if isinstance(data, list) else [data]
     for index, item in enumerate(items):

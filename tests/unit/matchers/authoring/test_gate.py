@@ -150,6 +150,17 @@ class TestEveryProblemIsListed:
             f"{tmp_path / 'c.yaml'}: WidgetFailed: id: id is not <domain>/<slug>" in out,
             f"warning: {tmp_path / 'd.yaml'}: cuda/torch-oom: overrides the built-in signature" in out)
 
+    def test_dead_symbolic_links_are_each_named(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        """A looping and a dangling link in a catalog directory are each listed, with the good file loaded."""
+        (tmp_path / "good.yaml").write_text(yaml.safe_dump(GOOD), encoding="utf-8")
+        (tmp_path / "loop.yaml").symlink_to(tmp_path / "loop.yaml")
+        (tmp_path / "gone.yaml").symlink_to(tmp_path / "missing.yaml")
+        code, out = _check(capsys, str(tmp_path))
+        listed = [line for line in out.splitlines() if line.startswith("  - ")]
+        assert (1, [f"  - {tmp_path / 'gone.yaml'}: cannot read: dangling symbolic link (its target "
+                    f"{tmp_path / 'missing.yaml'} does not exist)",
+                    f"  - {tmp_path / 'loop.yaml'}: cannot read: symbolic link loop"]) == (code, listed)
+
     def test_an_unsafe_regex_hides_no_missing_field_of_its_record(self, tmp_path: Path,
                                                                   capsys: pytest.CaptureFixture[str]) -> None:
         """An exponential regex is listed with the same record's missing root cause and category."""
