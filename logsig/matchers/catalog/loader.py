@@ -133,13 +133,25 @@ def _model(path: Path, label: str, raw: dict[str, Any], problems: list[CatalogPr
         return None
 
 
-def _regex_problem(sig: Signature) -> str | None:
-    """Why the engine cannot run ``sig.regex`` (does not compile, could backtrack exponentially), or None."""
+def _regex_problem(regex: str) -> str | None:
+    """Why the engine cannot run ``regex`` (does not compile, could backtrack exponentially), or None."""
     try:
-        re.compile(sig.regex)
+        re.compile(regex)
     except re.error as error:
         return f"does not compile: {error}"
-    return backtracking_hazard(sig.regex)
+    return backtracking_hazard(regex)
+
+
+def _rejected_regex(path: Path, label: str, raw: dict[str, Any], problems: list[CatalogProblem]) -> None:
+    """For a record the model rejected: its regex's own problem too, when the model took no issue with it,
+    so that one fix does not only reveal the next."""
+    regex = raw.get("regex")
+    if not isinstance(regex, str) or not regex or any(p.field == "regex" for p in problems
+                                                      if (p.file, p.record_id) == (str(path), label)):
+        return
+    hazard = _regex_problem(regex)
+    if hazard is not None:
+        problems.append(CatalogProblem(str(path), label, "regex", hazard))
 
 
 def _validate(path: Path, label: str, raw: dict[str, Any], problems: list[CatalogProblem],
@@ -147,11 +159,12 @@ def _validate(path: Path, label: str, raw: dict[str, Any], problems: list[Catalo
     """The record, or None when it cannot be matched; with ``rules``, every rule problem is listed too."""
     sig = _model(path, label, raw, problems)
     if sig is None:
+        _rejected_regex(path, label, raw, problems)
         return None
     where = str(path), label
     if rules:
         problems.extend(CatalogProblem(*where, name, message) for name, message in field_problems(sig))
-    hazard = _regex_problem(sig)
+    hazard = _regex_problem(sig.regex)
     if hazard is not None:
         problems.append(CatalogProblem(*where, "regex", hazard))
         return None

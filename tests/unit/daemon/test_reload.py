@@ -154,6 +154,23 @@ class TestCatalogWatcher:
         assert (None, True, True) == (outcome, "catalog reload failed; keeping the running catalog" in logged,
                                       "site/boom: regex: does not compile" in logged)
 
+    def test_a_failed_reload_logs_every_problem_of_a_record(
+            self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        """A record missing its signature and holding a regex that does not compile logs both problems."""
+        path = tmp_path / "site.json"
+        _write(path, "boom", 1_000)
+        metrics = Metrics(CollectorRegistry())
+        watcher = _watcher(path)
+        watcher.load_initial(metrics)
+        path.write_text(json.dumps({"id": "site/boom", "regex": "(broken", "category": "runtime_error",
+                                    "root_cause": "It broke."}))
+        os.utime(path, (2_000, 2_000))
+        watcher.force()
+        outcome = settle(watcher, metrics)
+        logged = capsys.readouterr().out
+        assert (None, True, True) == (outcome, "site/boom: signature: Field required" in logged,
+                                      "site/boom: regex: does not compile: missing )" in logged)
+
     def test_a_record_catalog_check_refuses_is_refused_at_start_and_reload(
             self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
         """An id that is not <domain>/<slug> stops the first load and fails a reload, which keeps the old catalog."""

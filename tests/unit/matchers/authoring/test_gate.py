@@ -150,6 +150,14 @@ class TestEveryProblemIsListed:
             f"{tmp_path / 'c.yaml'}: WidgetFailed: id: id is not <domain>/<slug>" in out,
             f"warning: {tmp_path / 'd.yaml'}: cuda/torch-oom: overrides the built-in signature" in out)
 
+    def test_a_record_the_model_rejects_still_has_its_regex_checked(
+            self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        """A missing signature hides not that the same record's regex does not compile."""
+        path = _write(tmp_path, signature=None, regex="broken (unclosed")
+        code, out = _check(capsys, str(path))
+        fields = [line.split(": ")[2] for line in out.splitlines() if line.startswith("  - ")]
+        assert (1, ["signature", "regex"]) == (code, fields)
+
     def test_dead_symbolic_links_are_each_named(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
         """A looping and a dangling link in a catalog directory are each listed, with the good file loaded."""
         (tmp_path / "good.yaml").write_text(yaml.safe_dump(GOOD), encoding="utf-8")
