@@ -41,14 +41,14 @@ from logsig.matchers.engine import prefilter as prefilter_module
 from logsig.matchers.engine.confirm import FALLBACK_WINDOW_CHARS, Confirmer
 from logsig.matchers.engine.prefilter import Prefilter, PrefilterState
 from logsig.matchers.engine.store import CompileCache
-from logsig.matchers.regex import charsets, writer
+from logsig.matchers.regex import charsets, distribute, writer
 from logsig.matchers.regex import translate as translate_module
 from logsig.matchers.regex.translate import Translation, translate
 
 CACHE_SIZE = 4
 ENGINE_VERSION = 2
 """Part of the fingerprint; raise it when the compiled form changes meaning."""
-FORMAT = 1
+FORMAT = 2
 """Layout of an on-disk entry's payload."""
 
 
@@ -70,7 +70,7 @@ class Compiled:
 
 
 _CACHE: OrderedDict[str, Compiled] = OrderedDict()
-_CODE = (sys.modules[__name__], prefilter_module, confirm, charsets, writer, translate_module)
+_CODE = (sys.modules[__name__], prefilter_module, confirm, charsets, distribute, writer, translate_module)
 _LOCK = threading.Lock()
 
 
@@ -183,7 +183,7 @@ def _build(key: str, regexes: list[str]) -> Compiled:
     started = time.perf_counter()
     translations = tuple(translate(regex) for regex in regexes)
     confirmers = tuple(Confirmer(t) for t in translations)
-    prefilter = Prefilter([t.prefilter for t in translations])
+    prefilter = Prefilter([t.prefilter_parts for t in translations])
     return Compiled(key, translations, confirmers, prefilter, time.perf_counter() - started)
 
 
@@ -193,8 +193,8 @@ def serialise(compiled: Compiled) -> bytes:
     state = compiled.prefilter.state()
     return bytes(msgpack.packb({
         "format": FORMAT, "key": compiled.fingerprint, "versions": versions(),
-        "translations": [[t.source, t.re2, t.prefilter, list(t.captures), list(t.unsupported), sorted(t.caveats)]
-                         for t in compiled.translations],
+        "translations": [[t.source, t.re2, t.prefilter, list(t.captures), list(t.unsupported), sorted(t.caveats),
+                          list(t.prefilter_parts)] for t in compiled.translations],
         "database": state.database, "always": list(state.always), "prefilter_mode": list(state.prefilter_mode),
         "failures": [[index, reason] for index, reason in state.failures.items()],
     }, use_bin_type=True))
@@ -222,8 +222,8 @@ def _decode(payload: bytes, key: str, regexes: list[str]) -> tuple[tuple[Transla
     if (data["format"], data["key"], data["versions"]) != (FORMAT, key, versions()):
         raise ValueError("entry of another catalog, format or version")
     translations = tuple(
-        Translation(str(source), re2, prefilter, tuple(captures), tuple(unsupported), frozenset(caveats))
-        for source, re2, prefilter, captures, unsupported, caveats in data["translations"])
+        Translation(str(source), re2, prefilter, tuple(captures), tuple(unsupported), frozenset(caveats), tuple(parts))
+        for source, re2, prefilter, captures, unsupported, caveats, parts in data["translations"])
     if [t.source for t in translations] != regexes:
         raise ValueError("entry's regexes differ from the catalog's")
     state = PrefilterState(data["database"], tuple(data["always"]), tuple(data["prefilter_mode"]),

@@ -37,6 +37,13 @@ from logsig.matchers.regex.translate import EMPTY_TEXT, END_NEWLINE, UNICODE_BOU
 _UNANCHORED = re2._Anchor.UNANCHORED
 FALLBACK_WINDOW_CHARS = 4096
 """Characters from each end of a message that the guarded fallback searches."""
+RE2_MAX_MEM = 64 << 20
+"""RE2's memory budget per regex (``RE2::Options::max_mem``; RE2's default 8 MiB). Most of it goes
+to the DFA's state cache, filled lazily as texts reach new states; when the cache runs out RE2
+answers the same with its NFA, tens of times slower. Several generic signatures (Unicode classes
+under bounded repeats) ran out at 8 MiB: over their candidates in the benchmark stream
+``generic/python-exception`` took 85.9 ms at 8 MiB, 2.0 ms at 64 MiB; ``generic/error-log-record``
+19.5 and 0.5 ms; ``generic/error-message`` 23.8 and 7.9 ms."""
 
 Span = tuple[int, int]
 
@@ -77,6 +84,7 @@ class Confirmer:
         if self._re2 is None and pattern is not None and self.re2_error is None:
             options = re2.Options()
             options.log_errors = False
+            options.max_mem = RE2_MAX_MEM
             compiled = re2._re2.RE2(pattern.encode(), options)
             if compiled.ok():
                 self._re2 = compiled

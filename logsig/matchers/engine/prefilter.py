@@ -52,13 +52,16 @@ class PrefilterState:
 class Prefilter:
     """A compiled phase-one database.
 
-    patterns: one Hyperscan pattern per signature index, None for a signature that must be a
-    candidate for every message. Compile cost grows with the catalog (seconds at 5,000).
+    patterns: per signature index, its Hyperscan pattern or the expressions whose union it is
+    (:attr:`~logsig.matchers.regex.translate.Translation.prefilter_parts`, compiled under the
+    signature's index), None for a signature that must be a candidate for every message. Compile
+    cost grows with the catalog (seconds at 5,000).
     """
 
-    def __init__(self, patterns: Sequence[str | None]) -> None:
+    def __init__(self, patterns: Sequence[str | Sequence[str] | None]) -> None:
         self.failures: dict[int, str] = {}
-        wanted = {i: p.encode() for i, p in enumerate(patterns) if p is not None}
+        wanted = {i: (p.encode(),) if isinstance(p, str) else tuple(part.encode() for part in p)
+                  for i, p in enumerate(patterns) if p}
         self._database, flags = self._build(wanted)
         self.always = tuple(i for i in range(len(patterns)) if i not in flags)
         self.prefilter_mode = tuple(i for i, f in flags.items() if f & hyperscan.HS_FLAG_PREFILTER)
@@ -82,7 +85,7 @@ class Prefilter:
         prefilter.failures = dict(state.failures)
         return prefilter
 
-    def _build(self, wanted: dict[int, bytes]) -> tuple[hyperscan.Database | None, dict[int, int]]:
+    def _build(self, wanted: dict[int, tuple[bytes, ...]]) -> tuple[hyperscan.Database | None, dict[int, int]]:
         flags = {i: FLAGS for i in wanted}
         if not wanted:
             return None, flags
@@ -156,15 +159,15 @@ def _guarded(buffer: bytes) -> bytes:
     return buffer + b"\n\x00" if buffer[-1:] == b"\n" else buffer
 
 
-def _compile(wanted: dict[int, bytes], flags: dict[int, int]) -> hyperscan.Database:
+def _compile(wanted: dict[int, tuple[bytes, ...]], flags: dict[int, int]) -> hyperscan.Database:
     database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-    ids = list(wanted)
-    database.compile(expressions=[wanted[i] for i in ids], ids=ids, elements=len(ids),
-                     flags=[flags[i] for i in ids])
+    ids = [i for i, parts in wanted.items() for _ in parts]
+    database.compile(expressions=[part for parts in wanted.values() for part in parts], ids=ids,
+                     elements=len(ids), flags=[flags[i] for i in ids])
     return database
 
 
-def _compile_error(wanted: dict[int, bytes], flags: dict[int, int]) -> str | None:
+def _compile_error(wanted: dict[int, tuple[bytes, ...]], flags: dict[int, int]) -> str | None:
     try:
         _compile(wanted, flags)
     except hyperscan.error as error:
@@ -172,7 +175,7 @@ def _compile_error(wanted: dict[int, bytes], flags: dict[int, int]) -> str | Non
     return None
 
 
-def _failing(wanted: dict[int, bytes], flags: dict[int, int]) -> list[int]:
+def _failing(wanted: dict[int, tuple[bytes, ...]], flags: dict[int, int]) -> list[int]:
     """Indices of ``wanted`` (known to fail as a whole) whose pattern does not compile."""
     if len(wanted) == 1:
         return list(wanted)

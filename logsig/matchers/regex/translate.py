@@ -7,12 +7,13 @@ syntax accepted is exactly ``re``'s) and writes it twice:
   run in phase two. None when the regex uses what a linear-time engine cannot do
   (``unsupported``: back-references, look-around, conditionals, atomic groups, possessive
   quantifiers, repeat counts above 1000); such a signature runs on the guarded fallback.
-- ``prefilter``: a Hyperscan pattern matching at least every message the regex matches, run in
-  phase one. At both ends, inside groups and alternatives too, parts that can match empty are
-  dropped and an edge ``X{m,n}`` becomes ``X{m}`` (whether a match exists does not change),
-  which keeps Hyperscan from reporting a match at every offset of a ``.*`` tail. None when
-  nothing is left (the regex can match an empty string): the signature is then a candidate
-  for every message.
+- ``prefilter``: a Hyperscan pattern matching at least every message the regex matches, run in phase
+  one as ``prefilter_parts``: the same written as up to 16 expressions without top-level alternation
+  (:mod:`logsig.matchers.regex.distribute`), each trimmed as below. At both ends, inside groups and
+  alternatives too, parts that can match empty are dropped and an edge ``X{m,n}`` becomes ``X{m}``
+  (whether a match exists does not change), which keeps Hyperscan from reporting a match at every
+  offset of a ``.*`` tail. None when nothing is left (the regex can match an empty string): the
+  signature is then a candidate for every message.
 
 ``caveats`` names the messages for which RE2 may answer differently from ``re``
 (:data:`~logsig.matchers.regex.writer.UNICODE_BOUNDARY`: non-ASCII messages;
@@ -31,6 +32,7 @@ from typing import Any
 
 from logsig.matchers.regex import charsets
 from logsig.matchers.regex.charsets import Ranges
+from logsig.matchers.regex.distribute import alternatives
 from logsig.matchers.regex.writer import (
     EMPTY_TEXT,
     END_NEWLINE,
@@ -59,6 +61,7 @@ class Translation:
     captures: tuple[str, ...]
     unsupported: tuple[str, ...]
     caveats: frozenset[str]
+    prefilter_parts: tuple[str, ...] = ()
 
     @property
     def linear(self) -> bool:
@@ -183,6 +186,7 @@ def translate(pattern: str) -> Translation:
     prefilter = narrow.sequence(trimmed, flags) if trimmed else None
     if trimmed and _parser.SubPattern(tree.state, trimmed).getwidth()[0] == 0:
         prefilter = None
+    parts = _parts(narrow, tree.state, trimmed, flags) if prefilter else ()
     return Translation(
         source=pattern,
         re2=None if exact.unsupported else re2_pattern,
@@ -190,4 +194,14 @@ def translate(pattern: str) -> Translation:
         captures=tuple(exact.captures),
         unsupported=tuple(dict.fromkeys(exact.unsupported)),
         caveats=frozenset(exact.caveats),
+        prefilter_parts=parts or ((prefilter,) if prefilter else ()),
     )
+
+
+def _parts(writer: PrefilterWriter, state: Any, items: list[Item], flags: int) -> tuple[str, ...]:
+    """The prefilter of ``items`` (trimmed, of positive width) as expressions without top-level
+    alternation, each trimmed again; empty if a part trims to nothing."""
+    parts = [_trim(state, list(part)) for part in alternatives(state, items)]
+    if not all(parts) or any(_parser.SubPattern(state, part).getwidth()[0] == 0 for part in parts):
+        return ()
+    return tuple(dict.fromkeys(writer.sequence(part, flags) for part in parts))
