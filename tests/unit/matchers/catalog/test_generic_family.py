@@ -222,6 +222,49 @@ class TestGenericFamily:
         failed assert, a request over a validation bound or a multimodal limit are named."""
         assert [expected] == [d.incident.signature.id for d in _detections([line], _generic_engine())]
 
+    @pytest.mark.parametrize(("line", "expected"), [
+        # https://github.com/vllm-project/vllm/issues/2067
+        ("    raise AsyncEngineDeadError(", "generic/python-traceback"),
+        # https://github.com/vllm-project/vllm-ascend/issues/692
+        ("GELib::InnerInitialize failed.[FUNC:Initialize][FILE:gelib.cc][LINE:177]", "generic/error-message"),
+        # https://github.com/vllm-project/vllm/issues/7785
+        ("-- Configuring incomplete, errors occurred!", "generic/error-message"),
+        # https://github.com/verl-project/verl/issues/2357
+        ("(TaskRunner pid=568593) Failed to unpickle serialized exception", "generic/error-message"),
+        # https://github.com/sgl-project/sglang/pull/6555
+        ("[2025-07-11 17:40:16 DP0 TP0] Pyspy failed to dump PID 544. Error: /bin/sh: 1: py-spy: not found",
+         "generic/error-with-cause"),
+        # https://github.com/FlashML-org/FreeToken/issues/246
+        ("[16:10:42] health/ERROR  OutOfResources: out of resource: shared memory, Required: 98304, Hardware limit: "
+         "65536. Reducing block sizes or `num_stages` may help.", "generic/out-of-memory"),
+        # https://github.com/NVIDIA/nccl-tests/issues/263
+        (".. g0010 pid 888385: Test failure common.cu:891", "generic/nccl-error"),
+        # https://github.com/NVIDIA/TensorRT-LLM/issues/1826
+        ("1       0x7fb4aebbeb71 tensorrt_llm::common::throwRuntimeError(char const*, int, std::string const&) + 82",
+         "generic/native-crash"),
+        ("kernel: python3[40923]: segfault at 100 ip 00007f2711b2d282 sp 00007fffa29a1530 error 4 in "
+         "libamdhip64.so[7f2711a00000+3f3000] likely on CPU 9 (core 1, socket 0)", "generic/native-crash"),
+        # https://github.com/derailed/k9s/issues/174
+        ("Status:             Failed", "generic/k8s-pod-failure"),
+        # https://github.com/facebookresearch/xformers/issues/1191
+        ("[rank0]: `fa2F@v2.5.7-pt` is not supported because:", "generic/not-supported"),
+        # https://github.com/jswortz/spotify_mpd_two_tower/issues/7
+        ('details = "failed to connect to all addresses; last error: UNKNOWN: ipv4:10.53.0.5:10000: Failed to connect '
+         'to remote host: FD Shutdown"', "generic/network-error"),
+        # https://github.com/ggml-org/llama.cpp/issues/21677
+        ("get_repo_files: error: GET failed (429): <!DOCTYPE html>", "generic/http-error-response"),
+    ])
+    def test_more_shapes_of_the_same_classes(self, line: str, expected: str) -> None:
+        """A traceback's raise line, a C++ method that failed, CMake's closing error, a Ray worker's failed
+        step, a step's caught cause, Triton's out-of-resource, nccl-tests' check, TensorRT-LLM's native
+        frames, the kernel's segfault report, a failed pod's status, an operator xformers cannot run, gRPC's
+        unreachable addresses and a rate-limited download are named."""
+        assert [expected] == [d.incident.signature.id for d in _detections([line], _generic_engine())]
+
+    def test_a_downloaders_probe_for_an_optional_file_raises_nothing(self) -> None:
+        """llama.cpp's HEAD probe for a preset file answered 404 is no failure (ggml-org/llama.cpp#21677)."""
+        assert [] == _detections(["common_download_file_single_online: HEAD failed, status: 404"], _generic_engine())
+
     def test_a_warning_that_carries_its_caught_error_is_a_warning_failure(self) -> None:
         """vLLM's WARNING with the grammar error it caught is a warning-failure: the other generic classes
         stay quiet on a WARNING record (the error-message class matched too)."""
