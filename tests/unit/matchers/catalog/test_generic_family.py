@@ -261,6 +261,29 @@ class TestGenericFamily:
         unreachable addresses and a rate-limited download are named."""
         assert [expected] == [d.incident.signature.id for d in _detections([line], _generic_engine())]
 
+    @pytest.mark.parametrize(("line", "expected"), [
+        ("/AppleInternal/Library/BuildRoots/d187755d-b9a3-11ef-83e5-aabfac210453/Library/Caches/com.apple.xbs/Sources/"
+         "MetalPerformanceShaders/MPSCore/Types/MPSNDArray.mm:850: failed assertion `[MPSNDArray initWithDevice:"
+         "descriptor:isTextureBacked:] Error: total bytes of NDArray > 2**32'", "generic/native-crash"),
+        ("Abort trap: 6", "generic/native-crash"),
+        ("16:30:59 - LiteLLM Proxy:ERROR: proxy_server.py:2586 - litellm.proxy.proxy_server.async_data_generator(): "
+         "Exception occured - b''", "generic/error-message"),
+        # https://projectcontour.io/docs/main/troubleshooting/envoy-debug/
+        ('[2024-02-06T15:18:17.437Z] "GET / HTTP/1.1" 503 UF 0 91 1998 - "103.67.2.26" "curl/8.4.0" '
+         '"d70640ec-2feb-46f8-9f63-24c44142c42e" "example.projectcontour.io" "10.244.8.27:8080"',
+         "generic/http-error-response"),
+        ("Job 'raysubmit_8BTCzNfEtd6ZAS3n' failed", "generic/serving-status-failed"),
+    ])
+    def test_shapes_of_gateways_clients_and_other_platforms(self, line: str, expected: str) -> None:
+        """Metal's failed assertion and macOS's abort, LiteLLM's ERROR records (by their ``:ERROR:``), a
+        proxy's 5xx access-log line and a failed Ray job are named."""
+        assert [expected] == [d.incident.signature.id for d in _detections([line], _generic_engine())]
+
+    def test_a_successful_request_in_an_access_log_raises_nothing(self) -> None:
+        """An access-log line answered 200 is no failure (ml-explore/mlx-examples#1077)."""
+        line = '127.0.0.1 - - [30/Oct/2024 20:54:41] "POST /v1/chat/completions HTTP/1.1" 200 -'
+        assert [] == _detections([line], _generic_engine())
+
     def test_a_downloaders_probe_for_an_optional_file_raises_nothing(self) -> None:
         """llama.cpp's HEAD probe for a preset file answered 404 is no failure (ggml-org/llama.cpp#21677)."""
         assert [] == _detections(["common_download_file_single_online: HEAD failed, status: 404"], _generic_engine())
