@@ -279,6 +279,20 @@ class TestGenericFamily:
         proxy's 5xx access-log line and a failed Ray job are named."""
         assert [expected] == [d.incident.signature.id for d in _detections([line], _generic_engine())]
 
+    @pytest.mark.parametrize(("line", "expected"), [
+        # https://github.com/jianchang512/stt/issues/76
+        ("Could not load library libcudnn_ops_infer.so.8. Error: libcudnn_ops_infer.so.8: cannot open shared object "
+         "file: No such file or directory", "generic/error-with-cause"),
+        # https://github.com/daswer123/xtts-finetune-webui/issues/18
+        ("Invalid handle. Cannot load symbol cudnnCreateTensorDescriptor", "generic/os-error"),
+        # https://github.com/google-gemini/deprecated-generative-ai-python/issues/244
+        ("429 Quota exceeded for quota metric 'Generate Content API requests per minute' and limit 'GenerateContent "
+         "request limit per minute for a region' of service 'generativelanguage.googleapis.com'", "generic/limit-exceeded"),
+    ])
+    def test_missing_libraries_and_provider_quotas(self, line: str, expected: str) -> None:
+        """cuDNN's loader failures (8's caught cause, 9's missing symbol) and a provider's quota are named."""
+        assert [expected] == [d.incident.signature.id for d in _detections([line], _generic_engine())]
+
     def test_a_successful_request_in_an_access_log_raises_nothing(self) -> None:
         """An access-log line answered 200 is no failure (ml-explore/mlx-examples#1077)."""
         line = '127.0.0.1 - - [30/Oct/2024 20:54:41] "POST /v1/chat/completions HTTP/1.1" 200 -'
