@@ -192,7 +192,7 @@ class TestGenericFamily:
         ("cudaGetDeviceProperties returned 802", "generic/accelerator-error"),
         # https://github.com/NVIDIA/k8s-device-plugin/issues/414 and /65
         ("2023/06/12 09:21:25 No devices found. Waiting indefinitely.", "generic/accelerator-error"),
-        ("2018/08/07 18:05:29 Failed to created FS watcher.", "generic/error-message"),
+        ("2018/08/07 18:05:29 Failed to created FS watcher.", "generic/call-failed"),
         # https://github.com/knative/serving/issues/1668
         ("message: 'Revision \"kythe-00003\" failed with message: \"\".'", "generic/error-message"),
         # https://github.com/ollama/ollama/issues/6248
@@ -206,7 +206,7 @@ class TestGenericFamily:
         # https://github.com/kubernetes/kubernetes/issues/71261
         ("[Tue Nov 20 22:30:22 2018] nf_conntrack: table full, dropping packet", "generic/os-error"),
         # https://github.com/NVIDIA/TensorRT-LLM/issues/2303
-        ("assert max_batch_size <= model_config.max_batch_size", "generic/python-traceback"),
+        ("assert max_batch_size <= model_config.max_batch_size", "generic/stack-frame"),
         # https://github.com/huggingface/text-generation-inference/issues/1108
         ("`max_new_tokens` must be <= 1", "generic/limit-exceeded"),
         # https://github.com/vllm-project/vllm/issues/17757
@@ -224,9 +224,9 @@ class TestGenericFamily:
 
     @pytest.mark.parametrize(("line", "expected"), [
         # https://github.com/vllm-project/vllm/issues/2067
-        ("    raise AsyncEngineDeadError(", "generic/python-traceback"),
+        ("    raise AsyncEngineDeadError(", "generic/stack-frame"),
         # https://github.com/vllm-project/vllm-ascend/issues/692
-        ("GELib::InnerInitialize failed.[FUNC:Initialize][FILE:gelib.cc][LINE:177]", "generic/error-message"),
+        ("GELib::InnerInitialize failed.[FUNC:Initialize][FILE:gelib.cc][LINE:177]", "generic/call-failed"),
         # https://github.com/vllm-project/vllm/issues/7785
         ("-- Configuring incomplete, errors occurred!", "generic/error-message"),
         # https://github.com/verl-project/verl/issues/2357
@@ -241,7 +241,7 @@ class TestGenericFamily:
         (".. g0010 pid 888385: Test failure common.cu:891", "generic/nccl-error"),
         # https://github.com/NVIDIA/TensorRT-LLM/issues/1826
         ("1       0x7fb4aebbeb71 tensorrt_llm::common::throwRuntimeError(char const*, int, std::string const&) + 82",
-         "generic/native-crash"),
+         "generic/stack-frame"),
         ("kernel: python3[40923]: segfault at 100 ip 00007f2711b2d282 sp 00007fffa29a1530 error 4 in "
          "libamdhip64.so[7f2711a00000+3f3000] likely on CPU 9 (core 1, socket 0)", "generic/native-crash"),
         # https://github.com/derailed/k9s/issues/174
