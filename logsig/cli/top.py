@@ -14,6 +14,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from datetime import datetime
 from typing import Any
 
 import orjson
@@ -61,6 +62,11 @@ def _rate(now: Status, before: Status | None, key: str, seconds: float) -> str:
     return f" ({(now['totals'][key] - before['totals'][key]) / seconds:,.1f}/s)"
 
 
+def _seconds(moment: str | float) -> float:
+    """Unix seconds of a ``/status`` time: ISO 8601, or Unix seconds as older daemons served them."""
+    return moment if isinstance(moment, int | float) else datetime.fromisoformat(moment).timestamp()
+
+
 def _group_rates(now: Status, before: Status | None, seconds: float) -> dict[str, float]:
     if before is None or seconds <= 0:
         return {}
@@ -88,9 +94,9 @@ def frame(now: Status, before: Status | None = None, seconds: float = 0.0, limit
         table.add_column(column, justify=justify)  # type: ignore[arg-type]
     rates, moment = _group_rates(now, before, seconds), time.time() if wall is None else wall
     for group in now["groups"][:limit]:
-        rate = rates.get(group["key"])
+        rate, ago = rates.get(group["key"]), max(0.0, moment - _seconds(group["last_seen"]))
         table.add_row(group["signature_id"], group["stream"], f"{group['count']:,}",
-                      "" if rate is None else f"{rate:,.1f}", f"{max(0.0, moment - group['last_seen']):.0f}s ago")
+                      "" if rate is None else f"{rate:,.1f}", f"{ago:.0f}s ago")
     return Group(header, table)
 
 

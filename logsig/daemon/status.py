@@ -28,6 +28,7 @@ from typing import Any
 import structlog
 from prometheus_client import Gauge
 
+from logsig.discovery.unclassified import utc_iso
 from logsig.group.keys import group_key
 from logsig.incident import Incident
 from logsig.pipeline import Detection, StepResult
@@ -180,9 +181,11 @@ class Activity:
         self._last = (now, Totals(**vars(self.totals)))
 
     def top_groups(self, n: int = 50) -> list[dict[str, Any]]:
-        """The ``n`` groups seen most, as JSON-ready dicts."""
+        """The ``n`` groups seen most, as JSON-ready dicts (``first_seen``/``last_seen`` ISO 8601 UTC,
+        as :func:`~logsig.discovery.unclassified.utc_iso` writes them)."""
         ranked = sorted(self.groups.values(), key=lambda g: (-g.count, -g.last_seen))[:n]
-        return [vars(group).copy() for group in ranked]
+        return [{**vars(group), "first_seen": utc_iso(group.first_seen), "last_seen": utc_iso(group.last_seen)}
+                for group in ranked]
 
 
 def _by_topic(lag: dict[TP, int]) -> dict[str, int]:

@@ -20,7 +20,7 @@ from logsig.discovery.topk import TemplateCount, TopK
 from logsig.incident import Incident
 from logsig.pipeline import Detection
 
-__all__ = ["Unclassified", "seen_at", "template_json"]
+__all__ = ["Unclassified", "seen_at", "template_json", "utc_iso"]
 
 
 def seen_at(incident: Incident) -> float:
@@ -29,7 +29,9 @@ def seen_at(incident: Incident) -> float:
     return moment.timestamp()
 
 
-def _rfc3339(seconds: float) -> str:
+def utc_iso(seconds: float) -> str:
+    """Unix ``seconds`` as ISO 8601 / RFC 3339 in UTC (``2026-01-01T00:00:00+00:00``): how every time
+    the HTTP API (``/status``, ``/unclassified``) shows is written."""
     return datetime.fromtimestamp(seconds, tz=UTC).isoformat()
 
 
@@ -40,8 +42,8 @@ def template_json(entry: TemplateCount) -> dict[str, Any]:
         "template": entry.template,
         "count": entry.count,
         "count_min": entry.count - entry.error,
-        "first_seen": _rfc3339(entry.first_seen),
-        "last_seen": _rfc3339(entry.last_seen),
+        "first_seen": utc_iso(entry.first_seen),
+        "last_seen": utc_iso(entry.last_seen),
         "example": entry.example,
         "signature_id": entry.signature_id,
         "pods": list(entry.pods),

@@ -11,9 +11,11 @@ STATUS = {
     "partitions": ["logs[0]", "logs[1]"], "lag": {"logs[0]": 40, "logs[1]": 2},
     "totals": {"records": 1000, "lines": 30, "incidents": 4, "dead_letters": 1},
     "groups": [{"key": "a", "signature_id": "llm/vllm-cuda-oom-during-prefill", "category": "resource_error",
-                "stream": "ml/vllm-0", "count": 20, "first_seen": 100.0, "last_seen": 190.0, "line": "x"},
+                "stream": "ml/vllm-0", "count": 20, "first_seen": "1970-01-01T00:01:40+00:00",
+                "last_seen": "1970-01-01T00:03:10+00:00", "line": "x"},
                {"key": "b", "signature_id": "nccl/watchdog-timeout", "category": "network_error",
-                "stream": "ml/vllm-1", "count": 10, "first_seen": 100.0, "last_seen": 200.0, "line": "y"}],
+                "stream": "ml/vllm-1", "count": 10, "first_seen": "1970-01-01T00:01:40+00:00",
+                "last_seen": "1970-01-01T00:03:20+00:00", "line": "y"}],
 }
 
 

@@ -98,6 +98,19 @@ class TestActivity:
             (e["event"], e["signature_id"], e["stream"]) for e in logs]
         assert [2, 1] == [g["count"] for g in activity.top_groups()]
 
+    def test_group_times_are_iso_8601_utc(self) -> None:
+        """A group's first and last sightings are served as ISO 8601 UTC, as /unclassified serves its times."""
+        wall = Clock()
+        activity = Activity(wall=wall)
+        wall.now = 1_767_225_600.0
+        first = steps(("vllm-0", "CUDA out of memory: 2 GiB"))
+        activity.delivered(first, first.matched, 0)
+        wall.now += 90.5
+        activity.delivered(first, first.matched, 0)
+        group = activity.top_groups()[0]
+        assert ("2026-01-01T00:00:00+00:00", "2026-01-01T00:01:30.500000+00:00") == (
+            group["first_seen"], group["last_seen"])
+
     def test_summary_reports_the_interval(self) -> None:
         """After the interval one 'summary' line gives records, rate, incidents, dead letters and lag."""
         clock = Clock()
