@@ -379,6 +379,8 @@ def load_settings(path: Path | str | None = None, **overrides: Any) -> Settings:
     """
     _check_environment()
     file = Path(path) if path is not None else None
+    if file is not None and file.is_dir():
+        raise ConfigError(f"settings path {file} is a directory; give the settings YAML file in it")
     if file is not None and not file.is_file():
         raise ConfigError(f"settings file not found: {file}")
     data = _check_file(file) if file is not None else None

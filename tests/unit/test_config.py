@@ -50,6 +50,12 @@ class TestLoadSettings:
         with pytest.raises(ConfigError, match="not found"):
             load_settings(tmp_path / "none.yaml")
 
+    def test_a_directory_is_named_as_one(self, tmp_path: Path) -> None:
+        """A settings path that is a directory is said to be one, not to be missing."""
+        with pytest.raises(ConfigError) as raised:
+            load_settings(tmp_path)
+        assert f"settings path {tmp_path} is a directory; give the settings YAML file in it" == str(raised.value)
+
     def test_sasl_needs_mechanism_and_user(self) -> None:
         """A SASL protocol without mechanism and user names both values in the error."""
         with pytest.raises(ConfigError, match="sasl_mechanism=None"):
