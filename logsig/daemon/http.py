@@ -10,6 +10,8 @@ that is not a whole number of 1 or more is a 400.
 
 from __future__ import annotations
 
+import errno
+import socket
 from collections.abc import Callable
 
 import orjson
@@ -93,6 +95,14 @@ class HttpServer:
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
+
+
+def listen_error(host: str, port: int, error: OSError) -> str:
+    """Why ``host:port`` could not be listened on, naming the setting to change: ``http.host`` when the
+    address does not resolve (``socket.gaierror``) or is not this machine's (EADDRNOTAVAIL), else ``http.port``
+    (in use, or not allowed)."""
+    bad_host = isinstance(error, socket.gaierror) or error.errno == errno.EADDRNOTAVAIL
+    return f"cannot listen on {host}:{port}: {error.strerror or error} (set {'http.host' if bad_host else 'http.port'})"
 
 
 def _json(body: object, status: int = 200) -> web.Response:

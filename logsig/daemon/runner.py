@@ -53,7 +53,7 @@ from logsig.config import Settings
 from logsig.config_security import kafka_file_problems
 from logsig.daemon.defer import Deferral
 from logsig.daemon.delivery import Deliveries
-from logsig.daemon.http import HttpServer
+from logsig.daemon.http import HttpServer, listen_error
 from logsig.daemon.offsets import OffsetTracker
 from logsig.daemon.reload import CatalogWatcher
 from logsig.daemon.shutdown import StopDeadline
@@ -235,8 +235,7 @@ class Daemon:
         try:
             await self.http.start()
         except OSError as error:
-            raise LogsigError(f"cannot listen on {self.http.host}:{self.http.port}: {error.strerror or error} "
-                              "(set http.port)") from error
+            raise LogsigError(listen_error(self.http.host, self.http.port, error)) from error
         log.info("http endpoint listening", host=self.http.host, port=self.http.port)
 
     async def _connect(self) -> bool:

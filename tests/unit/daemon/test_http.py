@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import socket
 from typing import Any
 
 import aiohttp
+import pytest
 from prometheus_client import CollectorRegistry
 
-from logsig.daemon.http import HttpServer
+from logsig.daemon.http import HttpServer, listen_error
 from logsig.decode.settings import DecodeSettings
 from logsig.discovery.unclassified import Unclassified
 from logsig.matchers.engine.engine import Engine
@@ -69,3 +71,28 @@ class TestUnclassifiedEndpoint:
         finally:
             await server.stop()
         assert (400, "limit must be a whole number of 1 or more, not '0'") == (status, body["error"])
+
+
+class TestListenError:
+    async def test_a_host_that_does_not_resolve_names_http_host(self) -> None:
+        """A listen address that is no host name says to set http.host, not http.port."""
+        server = HttpServer(CollectorRegistry(), lambda: None, "not a host", 0)
+        with pytest.raises(OSError) as raised:
+            await server.start()
+        message = listen_error("not a host", 0, raised.value)
+        assert (True, True) == (message.startswith("cannot listen on not a host:0: "),
+                                message.endswith(" (set http.host)"))
+
+    async def test_a_port_in_use_names_http_port(self) -> None:
+        """A port another socket holds says to set http.port."""
+        with socket.socket() as taken:
+            taken.bind(("127.0.0.1", 0))
+            taken.listen()
+            port = taken.getsockname()[1]
+            server = HttpServer(CollectorRegistry(), lambda: None, "127.0.0.1", port)
+            with pytest.raises(OSError) as raised:
+                await server.start()
+            await server.stop()
+        message = listen_error("127.0.0.1", port, raised.value)
+        assert (True, True) == (message.startswith(f"cannot listen on 127.0.0.1:{port}: "),
+                                message.endswith("address already in use (set http.port)"))
