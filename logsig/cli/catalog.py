@@ -39,10 +39,12 @@ def add_parsers(sub: Any, add_catalog_args: Callable[[argparse.ArgumentParser], 
     for name, text in (("test", "run every signature's examples"), ("lint", "find catalog smells"),
                        ("list", "one line per signature: id, servers, category, severity, examples")):
         cmd = csub.add_parser(name, help=text + " (the built-in catalog when no PATH)")
-        cmd.add_argument("paths", nargs="*", type=Path)
+        cmd.add_argument("paths", nargs="*", type=Path, help="catalog files or directories, alone")
+        add_catalog_args(cmd)
     show = csub.add_parser("show", help="print one signature as the engine sees it (YAML)")
     show.add_argument("id", help="signature id, e.g. llm/vllm-cuda-oom-during-prefill")
-    show.add_argument("paths", nargs="*", type=Path, help="catalog files or directories (default: built-in)")
+    show.add_argument("paths", nargs="*", type=Path, help="catalog files or directories, alone (default: built-in)")
+    add_catalog_args(show)
     warm = csub.add_parser("warm", help="compile the catalog run would load into the on-disk compile cache")
     warm.add_argument("--config", type=Path, help="settings YAML file (catalog and matching sections)")
     add_catalog_args(warm)
@@ -70,9 +72,12 @@ def _count(text: str) -> int:
     return value
 
 
-def _load(paths: list[Path]) -> Catalog:
-    """The catalog of ``paths`` (the built-in one when none), drafts allowed: the check rules are not applied."""
-    return load_catalog(paths, builtin=not paths, rules=False)
+def _load(args: argparse.Namespace) -> Catalog:
+    """The catalog of the positional ``paths`` alone, or else the built-in one (unless ``--no-builtin``) with
+    the ``--catalog`` paths over it, as ``scan`` and ``run`` load them; drafts allowed: the check rules are
+    not applied."""
+    paths: list[Path] = [*args.paths, *(Path(p) for p in args.catalog)]
+    return load_catalog(paths, builtin=not args.paths and not args.no_builtin, rules=False)
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -108,7 +113,7 @@ def list_rows(catalog: Catalog) -> list[tuple[str, ...]]:
 
 def cmd_list(args: argparse.Namespace) -> int:
     """Print :func:`list_rows` as aligned columns under a header, then the count."""
-    rows = [LIST_COLUMNS, *list_rows(_load(args.paths))]
+    rows = [LIST_COLUMNS, *list_rows(_load(args))]
     widths = [max(len(row[i]) for row in rows) for i in range(len(LIST_COLUMNS))]
     for row in rows:
         print("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip())
@@ -127,7 +132,7 @@ def engine_view(sig: Signature, file: str | None) -> dict[str, object]:
 def cmd_show(args: argparse.Namespace) -> int:
     """Print :func:`engine_view` of signature ``args.id`` as YAML; an unknown id is bad usage: exit 2
     naming the closest ids (or pointing at ``catalog list`` when none is close)."""
-    catalog = _load(args.paths)
+    catalog = _load(args)
     sig = catalog.by_id().get(args.id)
     if sig is None:
         close = difflib.get_close_matches(args.id, list(catalog.by_id()), n=3, cutoff=0.5)
@@ -153,7 +158,7 @@ def example_failures(sig: Signature, engine: Engine) -> list[str]:
 
 def cmd_test(args: argparse.Namespace) -> int:
     """Run every signature's examples; exit 1 with a diff naming each failing signature and line."""
-    catalog = _load(args.paths)
+    catalog = _load(args)
     engine = Engine(catalog.signatures)
     failed, examples = 0, 0
     for sig in catalog.signatures:
@@ -173,7 +178,7 @@ def cmd_lint(args: argparse.Namespace) -> int:
     from logsig.matchers.authoring.lint import lint_catalog
 
     try:
-        catalog = _load(args.paths)
+        catalog = _load(args)
     except CatalogError as error:
         print(error)
         return 1

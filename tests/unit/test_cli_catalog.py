@@ -35,6 +35,17 @@ class TestCatalogList:
             capsys.readouterr().out.splitlines()[1].split())
 
 
+    def test_a_catalog_option_lists_the_site_file_with_the_builtin_catalog(
+            self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        """``catalog list --catalog PATH`` lists the built-in signatures and the site one."""
+        path = tmp_path / "site.yaml"
+        path.write_text(SITE_RECORD)
+        assert 0 == main(["catalog", "list", "--catalog", str(path)])
+        lines = capsys.readouterr().out.splitlines()
+        assert (f"{len(load_catalog().signatures) + 1} signatures", True) == (
+            lines[-1], any(line.startswith("k8s/site-puller ") for line in lines))
+
+
 class TestCatalogShow:
     def test_shows_the_record_and_the_engines_view(self, capsys: pytest.CaptureFixture[str]) -> None:
         """The seed record is printed as YAML with its file, severity and both phases' regexes."""
@@ -53,6 +64,24 @@ class TestCatalogShow:
         path.write_text(SITE_RECORD)
         assert 0 == main(["catalog", "show", "k8s/site-puller", str(path)])
         assert ["object"] == yaml.safe_load(capsys.readouterr().out)["engine"]["captures"]
+
+    def test_a_catalog_option_adds_a_site_file_to_the_builtin_one(
+            self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        """``--catalog PATH``, as scan and run take it, shows a site signature and still the built-in ones."""
+        path = tmp_path / "site.yaml"
+        path.write_text(SITE_RECORD)
+        site = main(["catalog", "show", "k8s/site-puller", "--catalog", str(path)])
+        site_file = yaml.safe_load(capsys.readouterr().out)["file"]
+        builtin = main(["catalog", "show", SEED_ID, "--catalog", str(path)])
+        assert (0, str(path), 0, SEED_ID) == (site, site_file, builtin, yaml.safe_load(capsys.readouterr().out)["id"])
+
+    def test_no_builtin_with_a_catalog_option_shows_only_that_file(
+            self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        """``--catalog PATH --no-builtin`` knows no built-in id."""
+        path = tmp_path / "site.yaml"
+        path.write_text(SITE_RECORD)
+        code = main(["catalog", "show", SEED_ID, "--catalog", str(path), "--no-builtin"])
+        assert (2, True) == (code, capsys.readouterr().err.startswith(f"no signature {SEED_ID!r} in the catalog"))
 
     def test_unknown_id_names_close_ones(self, capsys: pytest.CaptureFixture[str]) -> None:
         """An id not in the catalog is bad usage: exit 2 suggesting the closest ids."""
