@@ -3,9 +3,9 @@
 The lines are templated (:func:`logsig.group.template.template`); lines of one template give
 that template, lines of several are aligned word by word and the words that differ become one
 bounded gap. A leading log header (vLLM, glog/klog, TGI, Go slog, ``[rankN]:``, Docker Compose,
-``(Worker pid=N)``) is dropped, so the regex names the message, not the logger. The regex is then
-written from the template: literal text escaped (a space matches any run of whitespace), each
-masked part a bounded class, and the numbers the capture convention names
+``(Worker pid=N)``, NCCL ``host:pid:tid [dev]``, journald / syslog) is dropped, so the regex names
+the message, not the logger. The regex is then written from the template: literal text escaped
+(a space matches any run of whitespace), each masked part a bounded class, and the numbers the capture convention names
 (``docs/signatures.md``) as named captures: ``pid``, ``rank``, ``exit_code``, ``gpu_index``,
 ``<word>_tokens`` before "tokens", ``<word>_bytes`` for sizes.
 
@@ -69,7 +69,12 @@ _HEADERS = [re.compile(p) for p in (
     r"^[IWEF]<TS> <NUM> [\w./-]{1,120}:<NUM>\] ",
     r"^(?:TRACE|DEBUG|INFO|WARN|ERROR) [\w:-]{1,80}: (?:[\w./-]{1,120}:<NUM>: )?",
     r"^time=<TS> level=\w+ source=[\w./-]{1,80}:<NUM> ",
+    r"^(?:<HOST>|[\w.-]{1,253}):<NUM>:<NUM> \[<NUM>\] ",
+    r"^<HOST> [\w./-]{1,80}(?:\[<NUM>\])?: ",
 )]
+"""Headers as :func:`logsig.group.template.template` writes them; the last two are the parts it masks as
+``<HOST>``: NCCL's ``host:pid:tid [dev]`` (its host left as is after a ``[rankN]:`` prefix) and the host
+and ident of a journald / syslog line after its time."""
 _NAMED_BEFORE = (
     (re.compile(r"\bpid[=: ]{1,2}$"), "pid"),
     (re.compile(r"(?i)\brank[=: ]{0,2}$"), "rank"),

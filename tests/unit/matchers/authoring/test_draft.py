@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from logsig.group.template import template
 from logsig.matchers.authoring.draft import GAP, draft_problems, draft_record, merged_template, strip_header
 from logsig.matchers.authoring.gate import PLACEHOLDER, record_problems
 from logsig.matchers.catalog.captures import capture_values
@@ -54,6 +55,20 @@ class TestDraftRecord:
         engine = Engine([Signature(id="t/d", signature="s", regex=record["regex"])])
         assert r"Invocation\s+of\s+collective_rpc\s+method\s+failed" == record["regex"]
         assert engine.match("[rank3]: Invocation of collective_rpc method failed")
+
+    def test_nccl_header_is_dropped(self) -> None:
+        """NCCL's ``host:pid:tid [dev]`` header is not part of the regex, which matches the line from another host."""
+        line = "host:1234:5678 [0] NCCL WARN NET/Socket : peer 10.0.0.5<45123> shut down while reading data"
+        record = draft_record([line])
+        engine = Engine([Signature(id="t/d", signature="s", regex=record["regex"])])
+        assert (True, 1) == (record["regex"].startswith(r"NCCL\s+WARN\s+NET/Socket\s+:\s+peer\s+"), len(
+            engine.match("[rank3]:gpu-7.example:99:100 [3] NCCL WARN NET/Socket : peer 10.0.0.9<1> shut down "
+                         "while reading data")))
+
+    def test_syslog_host_and_ident_are_dropped(self) -> None:
+        """A journald / syslog line's time, host and ident are not part of the regex."""
+        line = "Jan 12 10:00:00 gpu-node-1 kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid=123, GPU has fallen off the bus."
+        assert "NVRM: Xid (PCI:<PCI>): <NUM>, pid=<NUM>, GPU has fallen off the bus." == strip_header(template(line))
 
     def test_different_templates_are_merged_with_a_gap(self) -> None:
         """Words that differ between the examples become one bounded gap; both lines still match."""
