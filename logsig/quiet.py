@@ -59,6 +59,36 @@ _IGNORED = re.compile(r"(?:^|[\s:|\]])(?:Ignored|Ignoring|[Ww]ill ignore(?: the)
 "Ignored error while writing tree cache file ...", "Could not cache non-existence of file. Will
 ignore error and continue. Error: [Errno 13] ...")."""
 
+_CAUGHT = re.compile(r"\b(?:[Ff]ailed|[Cc]ould not|[Cc]ouldn't|[Uu]nable to)\b[^\n]{0,300}?[.,;:] ?"
+                     r"(?:Exception|Error|Reason|Cause)(?: was)?: ")
+"""A WARNING record that reports the exception its program caught, after saying what failed, and goes on:
+the exception's text is the program's report of a failure it recovered from, not one of its own (LMDeploy's
+``- WARNING - ... AutoConfig.from_pretrained failed for <path>. Exception: <the exception>``, logged by
+``lmdeploy/turbomind/supported_models.py`` before it falls back to its PyTorch engine)."""
+
+_UNDETECTED = re.compile(r"\b(?:[Uu]nable to|[Cc]ould not|[Cc]ouldn't|[Cc]annot|[Ff]ailed to) (?:auto-?)?"
+                         r"(?:detect|determine|infer|guess)\b[^\n]{0,120}?[,;.:] *(?:[Pp]lease |[Yy]ou (?:may|must|"
+                         r"should|can) (?:need to )?)?(?:set|specify|pass|provide|choose|select)\b")
+"""A line that could not detect a setting and asks for it to be set is advice, not a failure (koboldcpp's
+"Unable to detect VRAM, please set layers manually."): the program goes on with a default."""
+
+_TERMINAL = re.compile(r"tcgetpgrp failed: Not a tty|(?:^|[\s:])(?:stty|tput|mesg|tcsetattr|ioctl)\b[^\n]{0,80}?: "
+                       r"Inappropriate ioctl for device|(?:^|[\s:])\w*sh: (?:no job control in this shell|"
+                       r"cannot set terminal process group \(-?\d+\): Inappropriate ioctl for device)"
+                       r"|mesg: ttyname failed")
+"""What a shell or terminal tool prints when it runs without a terminal (a container's ``bash -i``, a
+job's ``stty`` in a profile script): job control and terminal settings are off, nothing failed."""
+
+_EXAMPLE = re.compile(r"(?:\blike|\bsuch as|\be\.g\.,?|\bfor (?:example|instance),?)\s*[:(]?\s*[`'\"]")
+"""Advice that quotes the error it warns of as an example (vLLM's "This can cause fd limit errors like
+`OSError: [Errno 24] Too many open files`"): the quoted error has not happened; matches from the quote
+to the end of the line are dropped."""
+
+_WORD = re.compile(r"[A-Za-z]{2,}")
+_NO_WORD = re.compile(r"\b(?:TRACE|DEBUG|INFO|NOTICE|WARNING|WARN|ERROR|CRITICAL|FATAL)\b"
+                      r"|\d{4}-\d\d-\d\d[T ][\d:.,]+(?:Z|[+-]\d\d:?\d\d)?")
+"""Level words and times: a record that has nothing else has no message (``ERROR 2024-03-20T12:09:36Z {}``)."""
+
 
 def quiet_matches(message: str, level: str | None, matches: list[Match]) -> list[Match]:
     """``matches`` of ``message`` less what the line itself says is no failure: every match on an
@@ -66,18 +96,24 @@ def quiet_matches(message: str, level: str | None, matches: list[Match]) -> list
     request text a request log echoes (``_ECHOED``); generic-tier matches when ``level`` (a record's level field, else
     the level its header names, :func:`~logsig.decode.text.line_level`) is trace, debug or info, or
     when a child's line re-logged at ERROR has its own lower level, or when the line says it ignores
-    the error (see ``_IGNORED``); at warning, those of a class that does not count there
-    (``_WARNING_CLASSES``)."""
-    if _ADVICE.search(message):
+    the error (see ``_IGNORED``), asks for a setting it could not detect (``_UNDETECTED``) or has no
+    word besides levels and times (``_NO_WORD``); at warning, those of a class that does not count there
+    (``_WARNING_CLASSES``), and any match inside the exception a warning reports it caught (``_CAUGHT``).
+    A record's own header (behind a collector's severity too) wins over its fields' level. Every match
+    on a shell's terminal noise (``_TERMINAL``) and from a quoted example error on (``_EXAMPLE``) is dropped."""
+    if _ADVICE.search(message) or _TERMINAL.search(message):
         return []
     matches = _outside(message, matches)
-    level = level or line_level(message)
+    level = line_level(message) or level
     relogged = _RELOGGED.search(message)
     lower_inner = relogged is not None and _INNER_LEVEL.search(relogged.group("inner")) is not None
-    if level in _QUIET_LEVELS or lower_inner or _IGNORED.search(message):
+    if (level in _QUIET_LEVELS or lower_inner or _IGNORED.search(message) or _UNDETECTED.search(message)
+            or not _WORD.search(_NO_WORD.sub(" ", message))):
         return [m for m in matches if m.signature.tier != "generic"]
     if level == "warning":
-        return [m for m in matches if m.signature.tier != "generic" or _counts_on_warning(message, m)]
+        caught = _CAUGHT.search(message)
+        return [m for m in matches if (m.signature.tier != "generic" or _counts_on_warning(message, m))
+                and (caught is None or m.span[0] < caught.end())]
     return matches
 
 
@@ -95,11 +131,13 @@ def _outside(message: str, matches: list[Match]) -> list[Match]:
     if not matches or not any(word in message for word in _SPOTS):
         return matches
     spans = [(found.end(), _line_end(message, found.end())) for found in _ECHOED.finditer(message)]
+    spans += [(found.start(), _line_end(message, found.end())) for found in _EXAMPLE.finditer(message)]
     spans += [(found.start(), _line_end(message, found.end())) for found in _HINT.finditer(message)]
     return [m for m in matches if not any(start <= m.span[0] < end for start, end in spans)]
 
 
-_SPOTS = ("Receive", "Generated response", "Finish", "kernel errors", "For debugging", "Compile with")
+_SPOTS = ("Receive", "Generated response", "Finish", "kernel errors", "For debugging", "Compile with", "like",
+          "such as", "e.g.", "for example", "for instance")
 
 
 def _line_end(message: str, at: int) -> int:

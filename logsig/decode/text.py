@@ -31,7 +31,13 @@ _LINE_LEVEL = re.compile(
     r"|\[rank\d+\]:\[([IWEF])\d{4} "  # torch c10d
     r"|\d+\.\d\d\.\d{3}\.\d{3} ([IWED]) "  # llama.cpp with --log-prefix
     r"|(INFO|WARNING|ERROR|DEBUG|CRITICAL):\s{2}"  # uvicorn
+    r"|(DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL):(?: |[\w.]{1,80}:)"  # Go log / Python basicConfig
+    r"|\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} - [\w.\-]{1,80} - (DEBUG|INFO|WARNING|ERROR|CRITICAL) - "  # Python logging
+    r"|(?:\[\d+\] |\([^()]*pid=\d+\) |\[rank\d+\]: ?)?(?:[\w.\-]+:\d+:\d+ )?\[\d+\] NCCL (INFO|TRACE) "  # NCCL
 )
+_COLLECTOR = re.compile(r"(DEBUG|INFO|NOTICE|WARNING|WARN|ERROR|CRITICAL|FATAL) +\d{4}-\d\d-\d\dT[\d:.]+(?:Z|[+-]\d\d:?\d\d) +")
+"""A collector's severity and time before the record it ships (Google Cloud Logging's ``ERROR
+2024-03-20T12:09:36.741697566Z <record>``: ``ERROR`` for every line of stderr)."""
 
 _LEVELS: dict[str, str] = {
     "TRACE": "trace",
@@ -116,7 +122,15 @@ def split_cri(text: str) -> CriLine | None:
 
 
 def line_level(text: str) -> str | None:
-    """The level a known server header at the start of ``text`` names, or None."""
+    """The level a known server header at the start of ``text`` names, or None. Behind a collector's
+    severity and time (``_COLLECTOR``) the record's own header names it, else the collector's severity."""
+    outer = _COLLECTOR.match(text)
+    if outer is not None:
+        return _header_level(text[outer.end():]) or _LEVELS.get(outer.group(1))
+    return _header_level(text)
+
+
+def _header_level(text: str) -> str | None:
     found = _LINE_LEVEL.match(text)
     if found is None:
         return None

@@ -19,3 +19,7 @@ class TestSignatureSeverity:
         own = Signature(id="t/a", signature="s", regex="x", category="hardware_error", severity="warning")
         bad = Signature(id="t/b", signature="s", regex="x", category="input_error", severity="page-me")
         assert ("warning", "warning") == (signature_severity(own), signature_severity(bad))
+
+    def test_a_wait_the_line_calls_possibly_benign_is_a_warning(self) -> None:
+        """vLLM's shared-memory broadcast wait, which the line says compilation also causes, is a warning."""
+        assert "warning" == signature_severity(SIGS["llm/vllm-shm-broadcast-timeout"])

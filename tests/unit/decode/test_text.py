@@ -70,10 +70,29 @@ class TestLevels:
             ('INFO:     10.42.0.1:38914 - "POST /v1/chat/completions HTTP/1.1" 200 OK', "info"),
             ("2025-10-07 23:31:33 DEBUG sglang_router_rs::core::worker_manager: src/core/worker_manager.rs:1031: x", "debug"),
             ("[2025-09-28 17:07:10 TP0] Load weight end.", None),
+            ("WARNING: failed to read int from file: open /sys/class/drm/card0/device/numa_node: x", "warning"),
+            ("INFO:root:Loading model", "info"),
+            ("2025-03-19 20:54:50,520 - lmdeploy - WARNING - supported_models.py:119 - x", "warning"),
+            ("node-1:2200689:2200706 [3] NCCL INFO transport/net.cc:1133 -> 6", "info"),
+            ("[0] NCCL INFO misc/socket.cc:80 -> 6", "info"),
+            ("node-1:2200689:2200706 [3] misc/socket.cc:49 NCCL WARN socketProgress: x", None),
         ],
     )
     def test_level_from_server_headers(self, line: str, expected: str | None) -> None:
         """Each server's header gives its level; SGLang lines have none."""
+        assert expected == line_level(line)
+
+    @pytest.mark.parametrize(
+        ("line", "expected"),
+        [
+            ("ERROR 2024-03-20T12:09:36.741697566Z 2024-03-20T12:09:36Z I 58 server.cc:634]", "info"),
+            ("ERROR 2024-03-20T12:09:36.741697566Z WARNING 04-09 05:39:54 [core.py:390] x", "warning"),
+            ("ERROR 2024-03-20T12:09:36.741718541Z {}", "error"),
+            ("INFO 2024-03-20T12:09:36Z E0401 12:00:00.123456 1 model_repository_manager.cc:1234] x", "error"),
+        ],
+    )
+    def test_record_level_wins_over_a_collector_severity(self, line: str, expected: str) -> None:
+        """Behind a collector's severity and time the record's own header names the level, else the collector's."""
         assert expected == line_level(line)
 
     @pytest.mark.parametrize(

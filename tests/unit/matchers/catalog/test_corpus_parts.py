@@ -79,7 +79,8 @@ class TestBenignLines:
     @pytest.mark.parametrize("name", ["benign_lines.jsonl", "heldout/benign_lines.jsonl",
                                       "heldout-fresh/benign_lines.jsonl", "heldout-fresh/second/benign_lines.jsonl",
                                       "heldout-fresh/third/benign_lines.jsonl",
-                                      "heldout-fresh/fourth/benign_lines.jsonl"])
+                                      "heldout-fresh/fourth/benign_lines.jsonl",
+                                      "heldout-fresh/fifth/benign_lines.jsonl"])
     def test_no_benign_line_raises_an_incident(self, name: str) -> None:
         """Not one benign line of either part raises an incident (the held-out count only is shown)."""
         lines = [str(b["line"]) for b in _read(name)]
