@@ -35,7 +35,8 @@ _LINE_LEVEL = re.compile(
     r"|\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} - [\w.\-]{1,80} - (DEBUG|INFO|WARNING|ERROR|CRITICAL) - "  # Python logging
     r"|(?:\[\d+\] |\([^()]*pid=\d+\) |\[rank\d+\]: ?)?(?:[\w.\-]+:\d+:\d+ )?\[\d+\] NCCL (INFO|TRACE) "  # NCCL
 )
-_COLLECTOR = re.compile(r"(DEBUG|INFO|NOTICE|WARNING|WARN|ERROR|CRITICAL|FATAL) +\d{4}-\d\d-\d\dT[\d:.]+(?:Z|[+-]\d\d:?\d\d) +")
+_COLLECTOR = re.compile(r"(DEBUG|INFO|NOTICE|WARNING|WARN|ERROR|CRITICAL|FATAL) +"
+                        r"\d{4}-\d\d-\d\dT[\d:.]+(?:Z|[+-]\d\d:?\d\d) +")
 """A collector's severity and time before the record it ships (Google Cloud Logging's ``ERROR
 2024-03-20T12:09:36.741697566Z <record>``: ``ERROR`` for every line of stderr)."""
 
