@@ -79,7 +79,9 @@ _TERMINAL = re.compile(r"tcgetpgrp failed: Not a tty|(?:^|[\s:])(?:stty|tput|mes
 """What a shell or terminal tool prints when it runs without a terminal (a container's ``bash -i``, a
 job's ``stty`` in a profile script): job control and terminal settings are off, nothing failed."""
 
-_EXAMPLE = re.compile(r"(?:\blike|\bsuch as|\be\.g\.,?|\bfor (?:example|instance),?)\s*[:(]?\s*[`'\"]")
+_EXAMPLE = re.compile(r"(?:\b(?:[Ee]rror|[Ff]ailure|[Ee]xception|[Mm]essage|[Ii]ssue|[Pp]roblem|[Cc]rashe|[Ww]arning)"
+                      r"s? like"
+                      r"|\bsuch as|\be\.g\.,?|\bfor (?:example|instance),?)\s*[:(]?\s*[`'\"]")
 """Advice that quotes the error it warns of as an example (vLLM's "This can cause fd limit errors like
 `OSError: [Errno 24] Too many open files`"): the quoted error has not happened; matches from the quote
 to the end of the line are dropped."""

@@ -61,3 +61,9 @@ class TestReviewRanking:
                 "with error current limit exceeds maximum limit. This can cause fd limit errors like `OSError: "
                 "[Errno 24] Too many open files`. Consider increasing with ulimit -n")
         assert [] == _primaries([line])
+
+    def test_trtllm_gpus_per_node_check_names_the_visible_gpus(self) -> None:
+        """TensorRT-LLM's GPUs-per-node check names the GPUs the node exposes, not a generic assertion."""
+        line = ("[TensorRT-LLM][ERROR] Assertion failed: Number of GPUs per node 1 must be at least as large as TP (2) "
+                "* PP (1) (/app/tensorrt_llm/cpp/tensorrt_llm/runtime/worldConfig.cpp:62)")
+        assert ["llm/trtllm-gpus-per-node-below-world-size"] == _primaries([line])
