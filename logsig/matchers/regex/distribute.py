@@ -10,8 +10,8 @@ nine header forms, then ``[^\\n]*`` spans between two more parts): 21.7 ms as on
 signature split.
 
 Groups and alternations are expanded (capturing groups become non-capturing: phase one has no
-captures; flags of a group stay on it) while the count of parts stays within ``limit``; an
-item that would exceed it is kept whole.
+captures; flags of a group stay on it) while the count of parts stays within ``limit``, each
+branch of an alternation getting an equal share; an item that would exceed it is kept whole.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from typing import Any
 Item = tuple[Any, Any]
 """One ``(opcode, argument)`` node of a ``re._parser.SubPattern``."""
 
-PART_LIMIT = 16
+PART_LIMIT = 64
 """Most expressions one signature's phase-one pattern is split into."""
 
 
@@ -41,7 +41,8 @@ def alternatives(state: Any, items: list[Item], limit: int = PART_LIMIT) -> list
 def _item_alternatives(state: Any, item: Item, limit: int) -> list[list[Item]]:
     op, av = item
     if op is sre.BRANCH:
-        options = [part for branch in av[1] for part in alternatives(state, list(branch), limit)]
+        share = max(1, limit // len(av[1]))
+        options = [part for branch in av[1] for part in alternatives(state, list(branch), share)]
         return options if len(options) <= limit else [[item]]
     if op is sre.SUBPATTERN:
         _group, add, remove, body = av

@@ -8,7 +8,7 @@ syntax accepted is exactly ``re``'s) and writes it twice:
   (``unsupported``: back-references, look-around, conditionals, atomic groups, possessive
   quantifiers, repeat counts above 1000); such a signature runs on the guarded fallback.
 - ``prefilter``: a Hyperscan pattern matching at least every message the regex matches, run in phase
-  one as ``prefilter_parts``: the same written as up to 16 expressions without top-level alternation
+  one as ``prefilter_parts``: the same written as up to 64 expressions without top-level alternation
   (:mod:`logsig.matchers.regex.distribute`), each trimmed as below. At both ends, inside groups and
   alternatives too, parts that can match empty are dropped and an edge ``X{m,n}`` becomes ``X{m}``
   (whether a match exists does not change), which keeps Hyperscan from reporting a match at every
@@ -186,7 +186,7 @@ def translate(pattern: str) -> Translation:
     prefilter = narrow.sequence(trimmed, flags) if trimmed else None
     if trimmed and _parser.SubPattern(tree.state, trimmed).getwidth()[0] == 0:
         prefilter = None
-    parts = _parts(narrow, tree.state, trimmed, flags) if prefilter else ()
+    parts = _parts(narrow, tree.state, list(tree), flags) if prefilter else ()
     return Translation(
         source=pattern,
         re2=None if exact.unsupported else re2_pattern,
@@ -198,10 +198,11 @@ def translate(pattern: str) -> Translation:
     )
 
 
-def _parts(writer: PrefilterWriter, state: Any, items: list[Item], flags: int) -> tuple[str, ...]:
-    """The prefilter of ``items`` (trimmed, of positive width) as expressions without top-level
-    alternation, each trimmed again; empty if a part trims to nothing."""
-    parts = [_trim(state, list(part)) for part in alternatives(state, items)]
+def _parts(writer: PrefilterWriter, state: Any, tree: list[Item], flags: int) -> tuple[str, ...]:
+    """The prefilter as expressions without top-level alternation: the parts of ``tree``, split before
+    trimming (so ``(?:^|[:|])Error: `` keeps ``^`` and ``[:|]`` before ``Error``), each trimmed;
+    empty if a part trims to nothing (then the one trimmed pattern is used)."""
+    parts = [_trim(state, list(part)) for part in alternatives(state, tree)]
     if not all(parts) or any(_parser.SubPattern(state, part).getwidth()[0] == 0 for part in parts):
         return ()
     return tuple(dict.fromkeys(writer.sequence(part, flags) for part in parts))

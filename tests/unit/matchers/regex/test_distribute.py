@@ -11,9 +11,10 @@ import pytest
 from logsig.matchers.regex.distribute import alternatives
 from logsig.matchers.regex.translate import translate
 
-LINES = ["WARN x a", "ERR b", "xERR a", "WARN  a", "abx..y", "cdxy", "acx y", "[W] Failed to bind: err=1",
+LINES = ["WARN x a", "ERR b", "xERR a", "WARN  a", "Error: x", "ValueError: y", "a |  error: z", "x:error: ",
+         "abx..y", "cdxy", "acx y", "[W] Failed to bind: err=1",
          "WARNING 12-01 10:00:00 Failed to x: with ValueError: y", "- WARNING - q error: z err=2", "none"]
-REGEXES = [r"(?:ab|cd)x.*y", r"(?:^|\s)(?:WARN|ERR) (?:a|b)",
+REGEXES = [r"(?:ab|cd)x.*y", r"(?:^|\s)(?:WARN|ERR) (?:a|b)", r"(?:^|[:|]\s{0,4})(?:Error|error): \S",
            r"(?:\[W\] |- WARNING - |WARNING \d\d-\d\d \d\d:\d\d:\d\d)[^\n]{0,400}?(?:Failed to [a-z]|[A-Za-z] error:)"
            r"[^\n]{0,300}?(?: with [A-Z][A-Za-z]{2,40}Error:|[^A-Za-z]err=\S)"]
 
@@ -35,9 +36,10 @@ class TestAlternatives:
         span = r"[\x00-\x09\x0b-\x7f\x80-\xff]*"
         assert (f"abx{span}y", f"cdx{span}y") == translate(r"(?:ab|cd)x.*y").prefilter_parts
 
-    def test_nullable_alternatives_are_trimmed_first(self) -> None:
-        """A nullable edge (``(?:^|\\s)``) is dropped before splitting, so it does not multiply the parts."""
-        assert (r"WARN\x20[\x61-\x62]", r"ERR\x20[\x61-\x62]") == translate(r"(?:^|\s)(?:WARN|ERR) (?:a|b)").prefilter_parts
+    def test_alternatives_are_split_before_trimming(self) -> None:
+        """A nullable edge (``(?:^|:)``) is split, not dropped: each part keeps its anchor or class."""
+        assert (r"^WARN\x20[\x61-\x62]", r"^ERR\x20[\x61-\x62]", r"\x3aWARN\x20[\x61-\x62]",
+                r"\x3aERR\x20[\x61-\x62]") == translate(r"(?:^|:)(?:WARN|ERR) (?:a|b)").prefilter_parts
 
     def test_count_stays_within_the_limit(self) -> None:
         """Alternations whose product would pass the limit are kept whole."""
@@ -50,9 +52,15 @@ class TestAlternatives:
         assert (translation.prefilter,) == translation.prefilter_parts
 
     @pytest.mark.parametrize("regex", REGEXES)
-    def test_parts_match_the_lines_the_whole_pattern_matches(self, regex: str) -> None:
-        """The parts together match in exactly the lines the single pattern matches, a superset of ``re``'s."""
+    def test_parts_match_within_the_whole_pattern_and_beyond_re(self, regex: str) -> None:
+        """The parts match in no line the single pattern misses, and in every line ``re`` matches."""
         translation = translate(regex)
         whole, parts = _lines_matched((str(translation.prefilter),)), _lines_matched(translation.prefilter_parts)
         python = {i for i, line in enumerate(LINES) if re.search(regex, line)}
-        assert (whole, True) == (parts, python <= parts)
+        assert (True, True) == (parts <= whole, python <= parts)
+
+    def test_split_before_trimming_is_narrower(self) -> None:
+        """``(?:^|[:|]\\s{0,4})Error: `` no longer matches ``ValueError: y``, which ``Error: `` alone did."""
+        translation = translate(r"(?:^|[:|]\s{0,4})(?:Error|error): \S")
+        assert ({4, 5, 6}, {4, 6}) == (_lines_matched((str(translation.prefilter),)) & {4, 5, 6},
+                                       _lines_matched(translation.prefilter_parts) & {4, 5, 6})
