@@ -42,12 +42,12 @@ class TestReviewRanking:
 
     def test_nccl_warn_and_its_trace_raise_one_incident(self) -> None:
         """NCCL's WARN names the failure; the INFO ``file.cc:N -> 6`` lines after it raise nothing."""
-        lines = ["node-1:2200689:2200706 [3] transport/net_socket.cc:541 NCCL WARN NET/Socket : peer 10.0.0.5<45123> "
-                 "shut down while reading data",
-                 *(f"node-1:2200689:2200706 [3] NCCL INFO {frame} -> 6" for frame in (
-                     "transport/net_socket.cc:563", "transport/net.cc:1133", "proxy.cc:768", "proxy.cc:943",
-                     "misc/socket.cc:749"))]
-        assert ["nccl/socket-peer-shut-down"] == _primaries(lines)
+        # https://github.com/NVIDIA/nccl/issues/1612
+        lines = ["[0] misc/socket.cc:71 NCCL WARN socketProgress: Connection closed by remote peer 10.10.1.3<36138>",
+                 *(f"[0] NCCL INFO {frame} -> 6" for frame in (
+                     "misc/socket.cc:80", "misc/socket.cc:474", "misc/socket.cc:628", "bootstrap.cc:701",
+                     "init.cc:1402"))]
+        assert ["nccl/socket-connection-closed"] == _primaries(lines)
 
     def test_trtllm_world_size_check_names_the_launch(self) -> None:
         """TensorRT-LLM's mpiSize == tp * pp check names the rank count, not a generic assertion."""
